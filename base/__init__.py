@@ -1,0 +1,1 @@
+"""The runtime every processor stands on: bus, processor base classes, settings, errors."""

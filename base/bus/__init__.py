@@ -1,0 +1,1 @@
+"""Message bus: a bytes-only Backend protocol, its engines, topic naming and the schema codec."""

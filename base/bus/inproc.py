@@ -1,0 +1,128 @@
+"""The embedded broker: asyncio queues inside one process, with the same semantics as RabbitMQ.
+
+Bodies stay bytes, so it is an honest stand-in: the same contract suite runs on it and on
+a real broker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+from tracegraph.base.bus.protocol import Delivery
+from tracegraph.base.bus.topic import Topic
+from tracegraph.base.errors import BusError
+
+
+@dataclass(slots=True)
+class _Entry:
+    body: bytes
+    properties: Mapping[str, str]
+    attempt: int = 1
+
+
+@dataclass(slots=True)
+class _Subscription:
+    queue: asyncio.Queue[_Entry] = field(default_factory=asyncio.Queue)
+    consumers: int = 0
+
+
+class _Unsettled:
+    """A handed-out entry; settling it twice is a no-op, forgetting it requeues it on exit."""
+
+    __slots__ = ("entry", "consumer", "settled")
+
+    def __init__(self, entry: _Entry, consumer: "_Consumer") -> None:
+        self.entry = entry
+        self.consumer = consumer
+        self.settled = False
+
+    async def ack(self) -> None:
+        self._settle(requeue=False)
+
+    async def nack(self) -> None:
+        self._settle(requeue=True)
+
+    def _settle(self, requeue: bool) -> None:
+        if self.settled:
+            return
+        self.settled = True
+        self.consumer.outstanding.discard(self)
+        self.consumer.slots.release()
+        if requeue:
+            self.consumer.requeue(self.entry)
+
+
+class _Consumer:
+    def __init__(self, subscription: _Subscription, prefetch: int) -> None:
+        self.subscription = subscription
+        self.slots = asyncio.Semaphore(prefetch)
+        self.outstanding: set[_Unsettled] = set()
+        self.closed = False
+
+    def requeue(self, entry: _Entry) -> None:
+        entry.attempt += 1
+        self.subscription.queue.put_nowait(entry)
+
+    async def deliveries(self) -> AsyncIterator[Delivery]:
+        queue = self.subscription.queue
+        while not self.closed:
+            await self.slots.acquire()
+            entry = await queue.get()
+            handle = _Unsettled(entry, self)
+            self.outstanding.add(handle)
+            yield Delivery(entry.body, entry.properties, entry.attempt, handle.ack, handle.nack)
+
+    def close(self) -> None:
+        """Give every unsettled delivery back to the subscription, as a broker does for a lost consumer."""
+        self.closed = True
+        for handle in list(self.outstanding):
+            handle.settled = True
+            self.requeue(handle.entry)
+        self.outstanding.clear()
+
+
+class InprocBackend:
+    """Topics and subscriptions held in memory; `persistent` subscriptions outlive their consumers."""
+
+    def __init__(self, url: str | None = None) -> None:
+        self._topics: dict[Topic, dict[str, _Subscription]] = {}
+        self._closed = False
+
+    async def publish(self, topic: Topic, body: bytes, properties: Mapping[str, str]) -> None:
+        if self._closed:
+            raise BusError("inproc backend is closed")
+        props = dict(properties)
+        for subscription in self._topics.get(topic, {}).values():
+            subscription.queue.put_nowait(_Entry(body, props))
+
+    @asynccontextmanager
+    async def subscribe(self, topic: Topic, subscription: str, *, prefetch: int = 16
+                        ) -> AsyncIterator[AsyncIterator[Delivery]]:
+        if self._closed:
+            raise BusError("inproc backend is closed")
+        subscriptions = self._topics.setdefault(topic, {})
+        sub = subscriptions.setdefault(subscription, _Subscription())
+        consumer = _Consumer(sub, max(1, prefetch))
+        sub.consumers += 1
+        deliveries = consumer.deliveries()
+        try:
+            yield deliveries
+        finally:
+            consumer.close()
+            await deliveries.aclose()
+            sub.consumers -= 1
+            if not topic.persistent and sub.consumers == 0:
+                subscriptions.pop(subscription, None)
+
+    async def aclose(self) -> None:
+        self._closed = True
+        self._topics.clear()
+
+    async def __aenter__(self) -> "InprocBackend":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

@@ -1,0 +1,48 @@
+"""The Backend protocol: moves bytes between topics and knows nothing about schemas."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import Protocol
+
+from tracegraph.base.bus.topic import Topic
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    """One message handed to a consumer; settle it exactly once with `ack` or `nack`.
+
+    `attempt` is 1 on first delivery and counts up on each redelivery, taken from the
+    broker's own counter (never from process memory, which a crash would reset).
+    """
+
+    body: bytes
+    properties: Mapping[str, str]
+    attempt: int
+    ack: Callable[[], Awaitable[None]]
+    nack: Callable[[], Awaitable[None]]
+
+
+class Backend(Protocol):
+    """A pub/sub broker seen as bytes in, bytes out.
+
+    Every subscription of a topic receives each message; consumers that share a
+    subscription name compete for them. A delivery that is nacked, or whose consumer
+    goes away before settling it, is delivered again (persistent topics keep it while
+    no consumer is present).
+    """
+
+    async def publish(self, topic: Topic, body: bytes, properties: Mapping[str, str]) -> None:
+        """Send one message; returns once the broker has taken responsibility for it."""
+        ...
+
+    def subscribe(self, topic: Topic, subscription: str, *, prefetch: int = 16
+                  ) -> AbstractAsyncContextManager[AsyncIterator[Delivery]]:
+        """Join `subscription` on `topic`; at most `prefetch` deliveries are unsettled at once."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections; unsettled deliveries go back to their subscriptions."""
+        ...

@@ -1,0 +1,214 @@
+"""Apache Pulsar engine (pulsar-client's asyncio API): a Shared subscription per subscription name.
+
+Pulsar already has our topic shape, so a topic maps one to one; only the local name is escaped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from functools import partial
+from urllib.parse import urlsplit
+
+import pulsar
+import pulsar.asyncio
+
+from tracegraph.base.bus.protocol import Delivery
+from tracegraph.base.bus.topic import Topic
+from tracegraph.base.errors import BusError, ConnectError, TopicNotFound
+
+log = logging.getLogger(__name__)
+
+DEFAULT_URL = "pulsar://127.0.0.1:6650"
+CONNECT_TIMEOUT = 10.0
+NACK_DELAY_MS = 200
+# A metadata lookup is the cheapest round trip that proves a broker answers. It creates nothing
+# while auto-created topics are non-partitioned (Pulsar's default); any answer, even an error, will do.
+_PROBE = "non-persistent://public/default/tracegraph-connect-probe"
+
+_SEGMENT = re.compile(r"[A-Za-z0-9_.-]+")
+_NAME = re.compile(r"[A-Za-z0-9_.:-]+")
+_PULSAR = re.compile(r"(persistent|non-persistent)://([^/]+)/([^/]+)/([^/]+)")
+_ESCAPED = re.compile(r"(?:[^_]|_[u_])*")  # every `_` starts a two-character escape
+_PARTITION = re.compile(r"-partition-\d+$")  # Pulsar's own suffix for the partitions of a topic
+# Error codes that mean no usable broker answered (the probe), or that none could serve a topic.
+_NO_BROKER = {pulsar.Result.ConnectError, pulsar.Result.Timeout, pulsar.Result.NotConnected,
+              pulsar.Result.AuthenticationError, pulsar.Result.ErrorGettingAuthenticationData}
+_UNREACHABLE = _NO_BROKER | {pulsar.Result.LookupError, pulsar.Result.ServiceUnitNotReady,
+                             pulsar.Result.TooManyLookupRequestException}
+
+
+def pulsar_topic(topic: Topic) -> str:
+    """Pulsar's name for `topic`: tenant and kind as they are, `_` -> `_u` then `:` -> `__` in the name.
+
+    `_` is the escape character, so the mapping is reversible (`topic_from_pulsar`) and uses only
+    characters every Pulsar name accepts: `persistent://tg/flow/chunk-load:default` becomes
+    `persistent://tg/flow/chunk-load__default`.
+    """
+    for part in (topic.tenant, topic.kind):
+        if not _SEGMENT.fullmatch(part) or part in (".", ".."):
+            raise TopicNotFound(f"Pulsar cannot take tenant/namespace {part!r} of {topic}")
+    if not _NAME.fullmatch(topic.name) or topic.name in (".", ".."):
+        raise TopicNotFound(f"Pulsar cannot take topic name {topic.name!r} of {topic}")
+    local = topic.name.replace("_", "_u").replace(":", "__")
+    if _PARTITION.search(local):
+        raise TopicNotFound(f"{topic}: names ending in -partition-N are Pulsar's partitions")
+    scheme = "persistent" if topic.persistent else "non-persistent"
+    return f"{scheme}://{topic.tenant}/{topic.kind}/{local}"
+
+
+def topic_from_pulsar(name: str) -> Topic:
+    """The inverse of `pulsar_topic`; raises `TopicNotFound` for names it cannot have produced."""
+    match = _PULSAR.fullmatch(name)
+    if not match or not _ESCAPED.fullmatch(match.group(4)):
+        raise TopicNotFound(f"not a Pulsar topic name made by tracegraph: {name!r}")
+    scheme, tenant, kind, local = match.groups()
+    decoded = re.sub(r"_([u_])", lambda m: "_" if m.group(1) == "u" else ":", local)
+    return Topic.parse(f"{scheme}://{tenant}/{kind}/{decoded}")
+
+
+class PulsarBackend:
+    """Moves bytes through a Pulsar cluster at `url` (pulsar://host:6650, pulsar+ssl://...)."""
+
+    def __init__(self, url: str | None = None) -> None:
+        self.url = url or DEFAULT_URL
+        self._client: pulsar.asyncio.Client | None = None
+        self._producers: dict[str, pulsar.asyncio.Producer] = {}
+        self._lock = asyncio.Lock()
+
+    async def connect(self) -> "PulsarBackend":
+        """Create the client and wait until the broker answers a lookup."""
+        async with self._lock:
+            if self._client is not None:
+                return self
+            try:
+                client = pulsar.asyncio.Client(self.url, logger=log.getChild("client"))
+            except Exception as exc:  # ValueError for a malformed URL, whose text may hold a password
+                raise ConnectError(f"bad Pulsar URL {_redact(self.url)}: {_scrub(exc, self.url)}") from exc
+            try:
+                await asyncio.wait_for(client.get_topic_partitions(_PROBE), CONNECT_TIMEOUT)
+            except (TimeoutError, asyncio.TimeoutError, pulsar.asyncio.PulsarException) as exc:
+                if isinstance(exc, pulsar.asyncio.PulsarException) and exc.error() not in _NO_BROKER:
+                    pass  # the broker answered, only about the probe topic
+                else:
+                    client.shutdown()
+                    reason = str(exc) or f"no answer within {CONNECT_TIMEOUT:g} s"
+                    raise ConnectError(f"cannot reach Pulsar at {_redact(self.url)}: {reason}") from exc
+            self._client = client
+        return self
+
+    async def _producer(self, topic: Topic) -> pulsar.asyncio.Producer:
+        name = pulsar_topic(topic)
+        producer = self._producers.get(name)
+        if producer is None:
+            await self.connect()
+            async with self._lock:
+                producer = self._producers.get(name)
+                if producer is None:
+                    try:
+                        # No batching: a nack of one batched message redelivers the whole batch,
+                        # and send() should return when the broker has stored this very message.
+                        producer = await self._client.create_producer(name, batching_enabled=False)
+                    except pulsar.asyncio.PulsarException as exc:
+                        raise _wrap(exc, f"cannot publish to {topic}") from exc
+                    self._producers[name] = producer
+        return producer
+
+    async def publish(self, topic: Topic, body: bytes, properties: Mapping[str, str]) -> None:
+        producer = await self._producer(topic)
+        try:
+            await producer.send(body, properties=dict(properties))
+        except pulsar.asyncio.PulsarException as exc:
+            raise _wrap(exc, f"publish to {topic} failed") from exc
+
+    @asynccontextmanager
+    async def subscribe(self, topic: Topic, subscription: str, *, prefetch: int = 16
+                        ) -> AsyncIterator[AsyncIterator[Delivery]]:
+        name = pulsar_topic(topic)
+        await self.connect()
+        try:
+            consumer = await self._client.subscribe(
+                name, subscription, consumer_type=pulsar.ConsumerType.Shared,
+                receiver_queue_size=max(1, prefetch), negative_ack_redelivery_delay_ms=NACK_DELAY_MS)
+        except pulsar.asyncio.PulsarException as exc:
+            raise _wrap(exc, f"cannot subscribe {subscription!r} to {topic}") from exc
+        deliveries = _deliveries(consumer, asyncio.Semaphore(max(1, prefetch)))
+        try:
+            yield deliveries
+        finally:
+            try:  # the broker redelivers whatever this consumer left unacknowledged
+                await consumer.close()
+            except pulsar.asyncio.PulsarException as exc:
+                log.debug("closing consumer of %s: %s", name, exc)
+            await deliveries.aclose()
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        self._producers.clear()
+        if client is not None:
+            try:  # closes every producer and consumer of the client too
+                await client.close()
+            except pulsar.asyncio.PulsarException as exc:
+                log.debug("closing Pulsar client: %s", exc)
+
+    async def __aenter__(self) -> "PulsarBackend":
+        return await self.connect()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+async def _deliveries(consumer: pulsar.asyncio.Consumer, slots: asyncio.Semaphore
+                      ) -> AsyncIterator[Delivery]:
+    """Received messages; `slots` keeps at most `prefetch` of them unsettled."""
+    while True:
+        await slots.acquire()
+        try:
+            message = await consumer.receive()
+        except pulsar.asyncio.PulsarException as exc:
+            if exc.error() == pulsar.Result.AlreadyClosed:
+                return
+            raise _wrap(exc, f"receive on {consumer.topic()} failed") from exc
+        settle = partial(_settle, consumer, message, slots, [False])
+        yield Delivery(message.data(), dict(message.properties()), message.redelivery_count() + 1,
+                       partial(settle, True), partial(settle, False))
+
+
+async def _settle(consumer: pulsar.asyncio.Consumer, message: pulsar.Message, slots: asyncio.Semaphore,
+                  settled: list[bool], ok: bool) -> None:
+    """Ack or nack once; later calls are no-ops."""
+    if settled[0]:
+        return
+    settled[0] = True
+    slots.release()
+    try:
+        # pulsar.asyncio's negative_acknowledge is itself asyncio.to_thread over the sync call.
+        await (consumer.acknowledge(message) if ok else consumer.negative_acknowledge(message))
+    except Exception as exc:  # the consumer is gone: the broker redelivers the message anyway
+        log.debug("could not settle message %s: %s", message.message_id(), exc)
+
+
+def _wrap(exc: pulsar.asyncio.PulsarException, what: str) -> BusError:
+    """Our exception for a Pulsar error code."""
+    if exc.error() in _UNREACHABLE:
+        return ConnectError(f"{what}: broker unreachable ({exc})")
+    if exc.error() in (pulsar.Result.InvalidTopicName, pulsar.Result.TopicNotFound):
+        return TopicNotFound(f"{what}: {exc}")
+    return BusError(f"{what}: {exc}")
+
+
+def _redact(url: str) -> str:
+    """The URL without the password of its user info, if it has one."""
+    return _scrub(url, url)
+
+
+def _scrub(text: object, url: str) -> str:
+    """`text` with the URL's password, if any, replaced by ***."""
+    try:
+        password = urlsplit(url).password
+    except ValueError:
+        password = None
+    return str(text).replace(password, "***") if password else str(text)

@@ -1,0 +1,63 @@
+"""The one exception tree of the runtime.
+
+    TraceGraphError
+     ├── BusError                 the broker could not be reached or used
+     │    ├── ConnectError
+     │    └── TopicNotFound       a name that is not a valid topic
+     ├── DecodeError              a body that is not a valid message
+     │    └── SchemaMismatch      a valid body of another schema than expected
+     ├── RequestTimeout           no (further) response within the deadline
+     ├── RemoteError(type, msg)   the service answered with an Error response
+     └── ConfigError              bad settings, unknown flow / blueprint / processor
+"""
+
+from __future__ import annotations
+
+
+class TraceGraphError(Exception):
+    """Base of every error the runtime raises on purpose."""
+
+
+class BusError(TraceGraphError):
+    """The message bus failed."""
+
+
+class ConnectError(BusError):
+    """The broker could not be reached."""
+
+
+class TopicNotFound(BusError):
+    """A topic name that does not parse, or that a backend cannot map."""
+
+
+class DecodeError(TraceGraphError):
+    """A message body that cannot be decoded into its schema."""
+
+
+class SchemaMismatch(DecodeError):
+    """A body stamped with another schema (or version) than the one expected."""
+
+
+class RequestTimeout(TraceGraphError):
+    """A request got no response, or its stream stalled, within the deadline."""
+
+
+class ConfigError(TraceGraphError):
+    """Settings, a blueprint or a flow that cannot be used as given."""
+
+
+class RemoteError(TraceGraphError):
+    """A service answered with an `Error(type, message)` response."""
+
+    def __init__(self, type: str, message: str) -> None:
+        super().__init__(f"{type}: {message}")
+        self.type = type
+        self.message = message
+
+
+class TransientError(TraceGraphError):
+    """A failure worth retrying (a store or downstream service briefly unavailable).
+
+    A handler that raises it has its message redelivered until the broker's attempt
+    count reaches the processor's limit; any other exception is answered at once.
+    """

@@ -1,0 +1,42 @@
+"""Runtime settings shared by every processor and launcher: defaults here, `TG_*` env, then CLI flags."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class RuntimeSettings(BaseSettings):
+    """Precedence: explicit arguments (CLI flags) > `TG_*` environment > these defaults."""
+
+    model_config = SettingsConfigDict(env_prefix="TG_", extra="ignore", frozen=True)
+
+    pubsub: str = Field("inproc", description="message bus backend: inproc, rabbitmq or pulsar")
+    pubsub_url: str | None = Field(None, description="broker URL (amqp://… or pulsar://…)")
+    data_dir: Path = Field(Path("tg-data"), description="where embedded stores keep their files")
+    request_timeout: float = Field(60.0, gt=0, description="seconds to wait for a response")
+    max_attempts: int = Field(5, ge=1, description="deliveries of a message before giving up on it")
+    gateway_host: str = Field("127.0.0.1", description="address the gateway listens on")
+    gateway_port: int = Field(8888, ge=0, le=65535, description="port the gateway listens on")
+    gateway_secret: SecretStr | None = Field(None, description="bearer token the gateway requires")
+    log_level: str = Field("INFO", description="logging level")
+
+
+def add_runtime_arguments(parser: argparse.ArgumentParser) -> None:
+    """The shared flags; each defaults to None so that unset flags fall through to env and defaults."""
+    group = parser.add_argument_group("runtime (also TG_* environment variables)")
+    group.add_argument("--pubsub", choices=["inproc", "rabbitmq", "pulsar"], help="bus backend [TG_PUBSUB, inproc]")
+    group.add_argument("--pubsub-url", help="broker URL [TG_PUBSUB_URL]")
+    group.add_argument("--data-dir", type=Path, help="data directory for embedded stores [TG_DATA_DIR, ./tg-data]")
+    group.add_argument("--request-timeout", type=float, help="seconds to wait for a response [60]")
+    group.add_argument("--max-attempts", type=int, help="deliveries of a message before giving up [5]")
+    group.add_argument("--log-level", help="DEBUG, INFO, WARNING… [INFO]")
+
+
+def settings_from(args: argparse.Namespace) -> RuntimeSettings:
+    """Settings with every flag the user gave taking precedence over the environment."""
+    given = {k: v for k, v in vars(args).items() if v is not None and k in RuntimeSettings.model_fields}
+    return RuntimeSettings(**given)

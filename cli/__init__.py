@@ -1,0 +1,1 @@
+"""`tg-*` command-line tools, each a thin client of the gateway API."""

@@ -1,0 +1,55 @@
+"""Python client of the gateway's REST API; every `tg-*` command goes through it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aiohttp
+
+from tracegraph.base.errors import ConnectError, RemoteError, TraceGraphError
+
+DEFAULT_URL = "http://127.0.0.1:8888/"
+
+
+class Api:
+    """`await Api(url, token).request("flow", {...})` -> the service's response as a dict.
+
+    Raises RemoteError for a service error, ConnectError when the gateway is unreachable.
+    """
+
+    def __init__(self, url: str | None = None, token: str | None = None, timeout: float = 120.0) -> None:
+        self.url = (url or DEFAULT_URL).rstrip("/") + "/"
+        self.token = token
+        self.timeout = aiohttp.ClientTimeout(total=timeout)
+
+    async def request(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        target = f"{self.url}api/v1/{path}"
+        try:
+            async with aiohttp.ClientSession(timeout=self.timeout) as session:
+                async with session.post(target, json=body, headers=headers) as response:
+                    payload = await response.json(content_type=None)
+        except aiohttp.ClientConnectorError as exc:
+            raise ConnectError(f"cannot reach the gateway at {self.url} ({exc.os_error}); "
+                               "is tg-launch running? (--url / TG_URL)") from None
+        except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
+            raise TraceGraphError(f"gateway request {path} failed: {exc or type(exc).__name__}") from None
+        error = payload.get("error") if isinstance(payload, dict) else None
+        if isinstance(error, dict):
+            raise RemoteError(error.get("type", "error"), error.get("message", ""))
+        if error:
+            raise RemoteError("gateway", str(error))
+        if response.status != 200:
+            raise TraceGraphError(f"gateway answered HTTP {response.status} to {path}")
+        return payload
+
+    async def flow(self, operation: str, **fields: Any) -> dict[str, Any]:
+        """A flow-service call; keyword names use underscores for the wire's dashes."""
+        body = {"operation": operation, **{k.replace("_", "-"): v for k, v in fields.items() if v is not None}}
+        return await self.request("flow", body)
+
+    async def config(self, operation: str, **fields: Any) -> dict[str, Any]:
+        return await self.request("config", {"operation": operation, **fields})
+
+    async def flow_service(self, flow: str, kind: str, body: dict[str, Any]) -> dict[str, Any]:
+        return await self.request(f"flow/{flow}/service/{kind}", body)

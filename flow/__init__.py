@@ -1,0 +1,1 @@
+"""The processors, one module or small package each; they share only schemas and topics."""

@@ -1,0 +1,192 @@
+"""The config service: answers `config` and `flow` requests and broadcasts every change.
+
+Everything lives in one SQLite file under the data directory, so blueprints and running
+flows survive a restart; each change is pushed whole (with its version) to every processor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Mapping
+
+from tracegraph.base.bus.protocol import Backend
+from tracegraph.base.bus.topic import (
+    CONFIG_PUSH_TOPIC, CONFIG_REQUEST_TOPIC, CONFIG_RESPONSE_TOPIC, FLOW_REQUEST_TOPIC, FLOW_RESPONSE_TOPIC,
+)
+from tracegraph.base.errors import ConfigError
+from tracegraph.base.flow import Flow, TopicMap
+from tracegraph.base.processor import Processor
+from tracegraph.base.settings import RuntimeSettings
+from tracegraph.base.specs import Producer, Service
+from tracegraph.flow.config.blueprints import flow_parameters, parse_blueprint, resolve
+from tracegraph.flow.config.store import ConfigStore
+from tracegraph.schemas.config import (
+    ConfigPush, ConfigRequest, ConfigResponse, ConfigValue, FlowRequest, FlowResponse,
+)
+
+BLUEPRINT = "flow-blueprint"
+FLOW = "flow"
+ACTIVE = "active-flow"
+
+
+class ConfigProcessor(Processor):
+    """Holds blueprints (`flow-blueprint`), flows (`flow`) and per-processor bindings (`active-flow`)."""
+
+    name = "config"
+    config = Service("config", ConfigRequest, ConfigResponse, prefetch=8)
+    flow = Service("flow", FlowRequest, FlowResponse, prefetch=8)
+    push = Producer("push", ConfigPush)
+
+    def __init__(self, backend: Backend, settings: RuntimeSettings | None = None,
+                 blueprints: Mapping[str, str] | None = None) -> None:
+        super().__init__(backend, settings)
+        self.store = ConfigStore(self.settings.data_dir / "config.sqlite")
+        self.seed_blueprints = dict(blueprints or {})
+        self._flows_lock = asyncio.Lock()
+
+    def fixed_topics(self) -> TopicMap:
+        return {
+            "config": {"request": str(CONFIG_REQUEST_TOPIC), "response": str(CONFIG_RESPONSE_TOPIC)},
+            "flow": {"request": str(FLOW_REQUEST_TOPIC), "response": str(FLOW_RESPONSE_TOPIC)},
+            "push": str(CONFIG_PUSH_TOPIC),
+        }
+
+    async def start(self) -> None:
+        await self.store.open()
+        self._stack.push_async_callback(self.store.close)
+        existing = await self.store.items(BLUEPRINT)
+        missing = [(BLUEPRINT, name, text) for name, text in self.seed_blueprints.items() if name not in existing]
+        for _, name, text in missing:
+            parse_blueprint(text)  # a broken packaged blueprint should stop start-up, loudly
+        if missing:
+            await self.store.write(put=missing)
+        await super().start()
+        await self.broadcast()  # processors that started first learn the current state
+
+    async def broadcast(self) -> int:
+        version, config = await self.store.snapshot()
+        await self.flows[""][self.push].send(ConfigPush(version=version, config=config))
+        return version
+
+    @config.handler
+    async def answer_config(self, req: ConfigRequest, flow: Flow) -> AsyncIterator[ConfigResponse]:
+        store = self.store
+        if req.operation == "config":
+            version, config = await store.snapshot()
+            yield ConfigResponse(version=version, config=config)
+        elif req.operation == "get":
+            values = []
+            for k in req.keys:
+                value = await store.get(k.type, k.key)
+                if value is None:
+                    raise ConfigError(f"no config value {k.type}/{k.key}")
+                values.append(ConfigValue(type=k.type, key=k.key, value=value))
+            yield ConfigResponse(version=await store.version(), values=values)
+        elif req.operation == "list":
+            yield ConfigResponse(directory=sorted(await store.items(_need_type(req))))
+        elif req.operation == "getvalues":
+            type_ = _need_type(req)
+            items = await store.items(type_)
+            yield ConfigResponse(values=[ConfigValue(type=type_, key=k, value=v) for k, v in items.items()])
+        else:  # put / delete
+            reserved = {v.type for v in req.values} | {k.type for k in req.keys}
+            if reserved & {BLUEPRINT, FLOW, ACTIVE}:
+                raise ConfigError("flow blueprints and flows are changed through the flow service")
+            await store.write(put=[(v.type, v.key, v.value) for v in req.values],
+                              delete=[(k.type, k.key) for k in req.keys])
+            yield ConfigResponse(version=await self.broadcast())
+
+    @flow.handler
+    async def answer_flow(self, req: FlowRequest, flow: Flow) -> AsyncIterator[FlowResponse]:
+        op = req.operation
+        if op == "list-blueprints":
+            yield FlowResponse(blueprint_names=sorted(await self.store.items(BLUEPRINT)))
+        elif op == "get-blueprint":
+            yield FlowResponse(blueprint_definition=await self._blueprint_text(req))
+        elif op == "list-flows":
+            yield FlowResponse(flow_ids=sorted(await self.store.items(FLOW)))
+        elif op == "get-flow":
+            record = json.loads(await self._flow_text(req))
+            yield FlowResponse(flow=json.dumps(record), description=record.get("description"),
+                               parameters=record.get("parameters"))
+        else:
+            async with self._flows_lock:
+                yield await self._change_flows(req)
+
+    async def _change_flows(self, req: FlowRequest) -> FlowResponse:
+        op = req.operation
+        if op == "put-blueprint":
+            name = _need(req.blueprint_name, "blueprint-name")
+            parse_blueprint(_need(req.blueprint_definition, "blueprint-definition"))
+            await self.store.write(put=[(BLUEPRINT, name, req.blueprint_definition)])
+        elif op == "delete-blueprint":
+            name = _need(req.blueprint_name, "blueprint-name")
+            await self._blueprint_text(req)
+            users = [fid for fid, text in (await self.store.items(FLOW)).items()
+                     if json.loads(text).get("blueprint-name") == name]
+            if users:
+                raise ConfigError(f"blueprint {name!r} is used by running flow(s): {', '.join(users)}")
+            await self.store.write(delete=[(BLUEPRINT, name)])
+        elif op == "start-flow":
+            await self._start_flow(req)
+        elif op == "stop-flow":
+            await self._stop_flow(req)
+        await self.broadcast()
+        return FlowResponse()
+
+    async def _start_flow(self, req: FlowRequest) -> None:
+        flow_id = _need(req.flow_id, "flow-id")
+        if await self.store.get(FLOW, flow_id) is not None:
+            raise ConfigError(f"flow {flow_id!r} is already running")
+        blueprint = parse_blueprint(await self._blueprint_text(req))
+        parameters = flow_parameters(blueprint, req.parameters)
+        bindings, interfaces = resolve(blueprint, flow_id, parameters)
+        record = {"blueprint-name": req.blueprint_name, "description": req.description or blueprint.get(
+            "description", ""), "parameters": parameters, "interfaces": interfaces}
+        puts = [(FLOW, flow_id, json.dumps(record))]
+        active = await self.store.items(ACTIVE)
+        for processor, binding in bindings.items():
+            flows = json.loads(active.get(processor, "{}"))
+            flows[flow_id] = binding
+            puts.append((ACTIVE, processor, json.dumps(flows, sort_keys=True)))
+        await self.store.write(put=puts)
+
+    async def _stop_flow(self, req: FlowRequest) -> None:
+        flow_id = _need(req.flow_id, "flow-id")
+        await self._flow_text(req)
+        puts, deletes = [], [(FLOW, flow_id)]
+        for processor, text in (await self.store.items(ACTIVE)).items():
+            flows = json.loads(text)
+            if flows.pop(flow_id, None) is not None:
+                if flows:
+                    puts.append((ACTIVE, processor, json.dumps(flows, sort_keys=True)))
+                else:
+                    deletes.append((ACTIVE, processor))
+        await self.store.write(put=puts, delete=deletes)
+
+    async def _blueprint_text(self, req: FlowRequest) -> str:
+        name = _need(req.blueprint_name, "blueprint-name")
+        text = await self.store.get(BLUEPRINT, name)
+        if text is None:
+            known = ", ".join(sorted(await self.store.items(BLUEPRINT))) or "none"
+            raise ConfigError(f"unknown flow blueprint {name!r} (known: {known})")
+        return text
+
+    async def _flow_text(self, req: FlowRequest) -> str:
+        flow_id = _need(req.flow_id, "flow-id")
+        text = await self.store.get(FLOW, flow_id)
+        if text is None:
+            known = ", ".join(sorted(await self.store.items(FLOW))) or "none"
+            raise ConfigError(f"unknown flow {flow_id!r} (running: {known})")
+        return text
+
+
+def _need(value: str | None, field: str) -> str:
+    if not value:
+        raise ConfigError(f"request needs {field!r}")
+    return value
+
+
+def _need_type(req: ConfigRequest) -> str:
+    return _need(req.type, "type")

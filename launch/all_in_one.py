@@ -1,0 +1,56 @@
+"""`tg-launch`: every processor of the default stack in one process, on the embedded defaults."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+
+from tracegraph.base.settings import add_runtime_arguments, settings_from
+from tracegraph.launch.process import configure_logging, open_backend, run_main, until_signalled
+from tracegraph.launch.registry import PROCESSORS
+from tracegraph.launch.stack import Stack, ensure_flow
+
+log = logging.getLogger("tg-launch")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="tg-launch",
+        description="Run the whole TraceGraph stack in one process: the config service, the gateway and "
+                    "every flow processor, on the in-process bus with stores under --data-dir. "
+                    "Stop it with Ctrl-C.")
+    add_runtime_arguments(p)
+    p.add_argument("--gateway-host", help="gateway address [TG_GATEWAY_HOST, 127.0.0.1]")
+    p.add_argument("--gateway-port", type=int, help="gateway port [TG_GATEWAY_PORT, 8888]")
+    p.add_argument("--processors", default=",".join(PROCESSORS),
+                   help=f"comma-separated processors to run [{','.join(PROCESSORS)}]")
+    p.add_argument("--flow", default="default",
+                   help="flow id to have running, started from the blueprint of the same name if absent "
+                        "[default]; pass '' to start none")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    settings = settings_from(args)
+    configure_logging(settings)
+    names = [n.strip() for n in args.processors.split(",") if n.strip()]
+
+    async def body() -> int:
+        backend = await open_backend(settings)
+        try:
+            async with Stack(backend, settings, names) as stack:
+                if args.flow and "config" in names:
+                    await ensure_flow(backend, args.flow, args.flow)
+                log.info("running %s; data in %s; Ctrl-C stops", ", ".join(names), settings.data_dir.resolve())
+                await until_signalled()
+                log.info("stopping %d processor(s)", len(stack.processors))
+        finally:
+            await backend.aclose()
+        return 0
+
+    return run_main("tg-launch", body)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,49 @@
+"""What every long-running entry point shares: logging, the backend's lifetime, signals, exit codes."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+
+from tracegraph.base.bus.protocol import Backend
+from tracegraph.base.bus.registry import create_backend
+from tracegraph.base.errors import TraceGraphError
+from tracegraph.base.settings import RuntimeSettings
+
+
+def configure_logging(settings: RuntimeSettings) -> None:
+    logging.basicConfig(level=settings.log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("aiormq").setLevel(logging.WARNING)
+    logging.getLogger("aio_pika").setLevel(logging.WARNING)
+
+
+async def open_backend(settings: RuntimeSettings) -> Backend:
+    backend = create_backend(settings.pubsub, settings.pubsub_url)
+    connect = getattr(backend, "connect", None)
+    if connect is not None:
+        await connect()
+    return backend
+
+
+async def until_signalled() -> None:
+    """Return on SIGINT or SIGTERM."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+
+
+def run_main(program: str, body: Callable[[], Awaitable[int | None]]) -> int:
+    """Run `body`; a TraceGraphError becomes one line on stderr and exit status 1."""
+    try:
+        return asyncio.run(body()) or 0
+    except KeyboardInterrupt:
+        return 130
+    except (TraceGraphError, ExceptionGroup) as exc:
+        print(f"{program}: error: {exc}", file=sys.stderr)
+        return 1

@@ -1,0 +1,42 @@
+"""Processors by name (`tg-processor NAME`), imported lazily, and the packaged flow blueprints."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from importlib import resources
+
+from tracegraph.base.bus.protocol import Backend
+from tracegraph.base.errors import ConfigError
+from tracegraph.base.processor import Processor
+from tracegraph.base.settings import RuntimeSettings
+
+ProcessorFactory = Callable[[Backend, RuntimeSettings], Processor]
+
+# name -> "module:callable(backend, settings)"; the default stack starts them in this order.
+PROCESSORS: dict[str, str] = {
+    "config": "tracegraph.launch.registry:config_service",
+    "gateway": "tracegraph.flow.gateway.app:GatewayProcessor",
+    "ping": "tracegraph.flow.ping:PingProcessor",
+}
+
+
+def processor_factory(name: str) -> ProcessorFactory:
+    target = PROCESSORS.get(name)
+    if target is None:
+        raise ConfigError(f"unknown processor {name!r}; known: {', '.join(PROCESSORS)}")
+    module_name, attr = target.split(":")
+    return getattr(importlib.import_module(module_name), attr)
+
+
+def packaged_blueprints() -> dict[str, str]:
+    """Blueprint name -> JSON text, from launch/blueprints/*.json."""
+    folder = resources.files("tracegraph.launch") / "blueprints"
+    return {entry.name.removesuffix(".json"): entry.read_text(encoding="utf-8")
+            for entry in folder.iterdir() if entry.name.endswith(".json")}
+
+
+def config_service(backend: Backend, settings: RuntimeSettings) -> Processor:
+    """The config service, seeded with the packaged blueprints on first start."""
+    from tracegraph.flow.config.processor import ConfigProcessor
+    return ConfigProcessor(backend, settings, blueprints=packaged_blueprints())

@@ -1,0 +1,121 @@
+"""Shared fixtures: a clean TG_* environment, blocking-call detection, and bus backends to run suites on."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+from blockbuster import blockbuster_ctx
+
+from tracegraph.base.bus.protocol import Backend
+from tracegraph.base.bus.registry import create_backend
+
+# Import broker libraries now: a first import inside a test would read files on the event loop.
+import tracegraph.base.bus.rabbitmq  # noqa: E402,F401
+import tracegraph.base.bus.pulsar  # noqa: E402,F401
+
+RABBITMQ_URL = os.environ.get("TG_RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/")
+PULSAR_URL = os.environ.get("TG_PULSAR_URL")
+REQUIRE_RABBITMQ = os.environ.get("TG_REQUIRE_RABBITMQ") == "1"
+
+
+@pytest.fixture(autouse=True)
+def clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No TG_* setting leaks from the shell or from one test into another."""
+    for name in list(os.environ):
+        if name.startswith("TG_"):
+            monkeypatch.delenv(name)
+
+
+@pytest.fixture(autouse=True)
+def blockbuster(request: pytest.FixtureRequest):
+    """Fail an async test that makes a blocking call on the event loop."""
+    if not request.node.get_closest_marker("asyncio") and not _is_coroutine_test(request):
+        yield None
+        return
+    # Only calls made (at any depth) from our own package count; fixtures may block freely.
+    with blockbuster_ctx([f"tracegraph.{layer}" for layer in ("base", "flow", "launch", "cli", "schemas")]) as bb:
+        for func in ("io.TextIOWrapper.write", "io.BufferedWriter.write"):  # logging to stderr
+            if func in bb.functions:
+                bb.functions[func].deactivate()
+        yield bb
+
+
+def _is_coroutine_test(request: pytest.FixtureRequest) -> bool:
+    import inspect
+    return inspect.iscoroutinefunction(getattr(request, "function", None))
+
+
+def _port_open(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="session")
+def rabbitmq_url() -> str:
+    """A reachable RabbitMQ; started with `rabbitmq-server -detached` if it is local and down."""
+    if not _port_open("127.0.0.1", 5672) and "127.0.0.1" in RABBITMQ_URL and shutil.which("rabbitmq-server"):
+        subprocess.run(["rabbitmq-server", "-detached"], check=False, capture_output=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not _port_open("127.0.0.1", 5672):
+            time.sleep(0.5)
+    host = RABBITMQ_URL.split("@")[-1].split("/")[0]
+    name, _, port = host.partition(":")
+    if not _port_open(name, int(port or 5672)):
+        if REQUIRE_RABBITMQ:
+            pytest.fail(f"RabbitMQ required (TG_REQUIRE_RABBITMQ=1) but {host} is unreachable")
+        pytest.skip(f"no RabbitMQ at {host}; set TG_RABBITMQ_URL or start rabbitmq-server")
+    if shutil.which("rabbitmqctl"):
+        # Durable queues that tests leave behind expire once unused for 30 s.
+        subprocess.run(["rabbitmqctl", "set_policy", "--apply-to", "queues", "tg-test-expiry", "-test-",
+                        '{"expires":30000}'], check=False, capture_output=True, timeout=60)
+    return RABBITMQ_URL
+
+
+BACKENDS = [
+    "inproc",
+    pytest.param("rabbitmq", marks=pytest.mark.rabbitmq),
+    pytest.param("pulsar", marks=[pytest.mark.pulsar,
+                                  pytest.mark.skipif(not PULSAR_URL, reason="TG_PULSAR_URL not set")]),
+]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend_name(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+async def connect(backend_name: str, request: pytest.FixtureRequest) -> AsyncIterator[Callable[[], Backend]]:
+    """Returns a factory of connected backends: separate connections on a real broker, one hub in-process."""
+    url = None
+    if backend_name == "rabbitmq":
+        url = request.getfixturevalue("rabbitmq_url")
+    elif backend_name == "pulsar":
+        url = PULSAR_URL
+    opened: list[Backend] = []
+    shared: Backend | None = None
+
+    async def factory() -> Backend:
+        nonlocal shared
+        if backend_name == "inproc":
+            if shared is None:
+                shared = create_backend("inproc")
+                opened.append(shared)
+            return shared
+        backend = create_backend(backend_name, url)
+        await backend.connect()
+        opened.append(backend)
+        return backend
+
+    yield factory
+    for backend in reversed(opened):
+        await backend.aclose()
