@@ -12,7 +12,7 @@ from tracegraph.base.bus import codec
 from tracegraph.base.bus.protocol import Backend, Delivery
 from tracegraph.base.bus.topic import Topic
 from tracegraph.base.client import RequestClient
-from tracegraph.base.errors import ConfigError, DecodeError, TransientError
+from tracegraph.base.errors import ConfigError, DecodeError, TraceGraphError, TransientError
 from tracegraph.base.specs import Client, Consumer, Parameter, Producer, Service, Spec
 from tracegraph.schemas.base import Error, Message, ServiceResponse
 
@@ -158,7 +158,10 @@ class Runner:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            log.exception("%s: handler %r failed", self.processor.name, self.spec.name)
+            if isinstance(exc, TraceGraphError):  # an expected refusal: no traceback needed
+                log.warning("%s: %r refused a request: %s", self.processor.name, self.spec.name, exc)
+            else:
+                log.exception("%s: handler %r failed", self.processor.name, self.spec.name)
             self.processor.stats.failed += 1
             await self.refuse(delivery, Error(type=f"{self.processor.name}-error", message=str(exc) or type(exc).__name__))
         else:

@@ -1,0 +1,235 @@
+"""Bus benchmark: request/response round trips through the real runtime (config + ping processors)
+and one-way durable flow throughput, per backend, with 1 KB bodies. Prints figures beside the aims;
+it never asserts on timing, so a slow machine gives low numbers, not a failure."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from tracegraph.base.bus import codec
+from tracegraph.base.bus.protocol import Backend
+from tracegraph.base.bus.topic import Topic, request_topic, response_topic
+from tracegraph.base.client import RequestClient
+from tracegraph.base.errors import ConnectError, RequestTimeout
+from tracegraph.base.settings import RuntimeSettings
+from tracegraph.launch.process import open_backend
+from tracegraph.launch.stack import Stack, ensure_flow
+from tracegraph.schemas.base import Ping, Pong
+
+FLOW = "bench"
+BODY_BYTES = 1024
+WINDOW = 256  # in-flight publishes in the pipelined one-way run, and the consumer's prefetch
+# (backend, measure) -> aim; round-trip aims hold at concurrency 32, one-way aims for the pipelined run.
+AIMS = {("inproc", "rt32"): 20_000, ("rabbitmq", "rt32"): 1_500, ("rabbitmq", "oneway"): 2_600}
+
+Row = tuple[str, str, float | None]  # label, figure text, rate compared with the aim (None: no aim)
+
+
+def ping(seq: int = 0) -> Ping:
+    """A Ping whose encoded body is BODY_BYTES long (at seq 0)."""
+    overhead = len(codec.encode(Ping(text="", seq=0))[0])
+    return Ping(text="x" * (BODY_BYTES - overhead), seq=seq)
+
+
+async def workers(count: int, job: Callable[[], Awaitable[bool]]) -> None:
+    """Run `count` coroutines, each calling `job` until it returns False: bounded concurrency, no task per call."""
+    async def loop() -> None:
+        while await job():
+            pass
+    await asyncio.gather(*(loop() for _ in range(count)))
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))] if sorted_values else 0.0
+
+
+# ---------------------------------------------------------------- request/response through the runtime
+
+async def drive(client: RequestClient[Ping, Pong], concurrency: int, seconds: float) -> tuple[float, list[float]]:
+    """Round trips per second and sorted latencies (s) of `concurrency` callers for `seconds`."""
+    latencies: list[float] = []
+    message = ping(1)
+    deadline = time.perf_counter() + seconds
+
+    async def one() -> bool:
+        started = time.perf_counter()
+        if started >= deadline:
+            return False
+        await client.request(message, timeout=30)
+        latencies.append(time.perf_counter() - started)
+        return True
+
+    begun = time.perf_counter()
+    await workers(concurrency, one)
+    return len(latencies) / (time.perf_counter() - begun), sorted(latencies)
+
+
+async def wait_for_ping(client: RequestClient[Ping, Pong], limit: float = 30.0) -> None:
+    """Poll until the ping processor has joined the flow and answers."""
+    deadline = time.monotonic() + limit
+    while True:
+        try:
+            await client.request(Ping(text="ready?"), timeout=0.5)
+            return
+        except RequestTimeout:
+            if time.monotonic() > deadline:
+                raise
+
+
+async def round_trips(backend: Backend, settings: RuntimeSettings, levels: list[int], seconds: float) -> list[Row]:
+    rows: list[Row] = []
+    async with Stack(backend, settings, ["config", "ping"]):
+        await ensure_flow(backend, FLOW, "default")
+        async with RequestClient(backend, request_topic("ping", FLOW), response_topic("ping", FLOW),
+                                 Ping, Pong, owner="bench") as client:
+            await wait_for_ping(client)
+            for level in levels:
+                await drive(client, level, min(1.0, seconds / 4))  # warm-up
+                rate, lat = await drive(client, level, seconds)
+                rows.append((f"round trips, concurrency {level}", f"{rate:,.0f} /s", rate if level == 32 else None))
+                rows.append(("  latency p50 / p99",
+                             f"{percentile(lat, .5) * 1e3:.2f} / {percentile(lat, .99) * 1e3:.2f} ms", None))
+    return rows
+
+
+# ---------------------------------------------------------------- one-way flow throughput
+
+class Tally:
+    """Counts acked deliveries and wakes whoever waits for `target` of them."""
+
+    def __init__(self) -> None:
+        self.count, self.target, self.done = 0, 0, asyncio.Event()
+
+    def arm(self, target: int) -> None:
+        self.count, self.target = 0, target
+        self.done.clear()
+
+    def add(self) -> None:
+        self.count += 1
+        if self.count >= self.target:
+            self.done.set()
+
+
+async def one_way(backend: Backend, topic: Topic, messages: int) -> list[Row]:
+    body, props = codec.encode(ping(1))
+    tally = Tally()
+
+    async def consume(deliveries) -> None:
+        async for delivery in deliveries:
+            await delivery.ack()
+            tally.add()
+
+    async def run(count: int, window: int) -> tuple[float, int]:
+        """Publish `count` with `window` in flight; messages/s from first publish to last ack."""
+        tally.arm(count)
+        left = iter(range(count))
+
+        async def publish() -> bool:
+            if next(left, None) is None:
+                return False
+            await backend.publish(topic, body, props)
+            return True
+
+        begun = time.perf_counter()
+        await workers(window, publish)
+        try:
+            await asyncio.wait_for(tally.done.wait(), timeout=max(30.0, count / 200))
+        except TimeoutError:
+            pass  # reported as a partial count below
+        return tally.count / (time.perf_counter() - begun), tally.count
+
+    async with backend.subscribe(topic, "bench", prefetch=WINDOW) as deliveries:
+        consumer = asyncio.create_task(consume(deliveries))
+        try:
+            await run(50, 1)  # warm-up: declares the exchange once, outside any timed run
+            rows: list[Row] = []
+            naive = max(1, messages // 10)
+            for label, count, window, aim in (("one-way, await each publish", naive, 1, False),
+                                              (f"one-way, {WINDOW} publishes in flight", messages, WINDOW, True)):
+                rate, got = await run(count, window)
+                note = "" if got == count else f" (only {got:,}/{count:,} acked: timed out)"
+                rows.append((f"{label} ({count:,} msgs)", f"{rate:,.0f} msgs/s{note}", rate if aim else None))
+            return rows
+        finally:
+            consumer.cancel()
+            await asyncio.gather(consumer, return_exceptions=True)
+
+
+async def drop_rabbitmq_topic(url: str, topic: Topic, subscription: str) -> None:
+    """Delete the durable queue and exchange the one-way run left on the broker."""
+    import aio_pika
+    from tracegraph.base.bus.rabbitmq import queue_name
+    connection = await aio_pika.connect(url)
+    async with connection:
+        channel = await connection.channel()
+        await channel.queue_delete(queue_name(topic, subscription))
+        await channel.exchange_delete(topic.slug)
+
+
+# ---------------------------------------------------------------- driver
+
+async def bench_backend(name: str, args: argparse.Namespace) -> None:
+    url = args.rabbitmq_url if name == "rabbitmq" else None
+    messages = args.messages or (20_000 if name == "inproc" else 10_000)
+    print(f"\n== {name} ==" + (f"  ({url.split('@')[-1]})" if url else ""), flush=True)
+    with tempfile.TemporaryDirectory(prefix="tg-bench-") as data_dir:
+        settings = RuntimeSettings(pubsub=name, pubsub_url=url, data_dir=Path(data_dir))
+        try:
+            backend = await open_backend(settings)
+        except ConnectError as exc:
+            print(f"skipped: {exc}")
+            return
+        topic = Topic.parse(f"persistent://tg/flow/bench-oneway-{uuid.uuid4().hex[:8]}:{FLOW}")
+        try:
+            rows = await round_trips(backend, settings, args.concurrency, args.seconds)
+            rows += await one_way(backend, topic, messages)
+        finally:
+            await backend.aclose()
+            if name == "rabbitmq":
+                await drop_rabbitmq_topic(url, topic, "bench")
+    print(f"{'measure':<44} {'figure':>22}   aim")
+    for label, figure, rate in rows:
+        kind = "rt32" if label.startswith("round trips") else "oneway"
+        aim = AIMS.get((name, kind)) if rate is not None else None
+        verdict = f">= {aim:,} /s  {'met' if rate >= aim else 'SHORT'}" if aim else ""
+        print(f"{label:<44} {figure:>22}   {verdict}")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        description="Measure the message bus: request/response round trips per second with p50/p99 latency "
+                    "(through a config + ping stack and a RequestClient), and one-way durable publish→ack "
+                    "throughput, with 1 KB bodies. Prints figures only; never fails on slow results.",
+        epilog="aims: inproc >= 20,000 round trips/s; rabbitmq >= 1,500 round trips/s at concurrency 32 "
+               "and >= 2,600 durable one-way msgs/s. example: python bench/bus.py --backends rabbitmq --seconds 5")
+    p.add_argument("--backends", default="inproc,rabbitmq",
+                   help="comma-separated backends to measure [inproc,rabbitmq]; an unreachable broker is skipped")
+    p.add_argument("--rabbitmq-url", default=os.environ.get("TG_RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/"),
+                   help="broker for the rabbitmq backend [TG_RABBITMQ_URL, amqp://guest:guest@127.0.0.1:5672/]")
+    p.add_argument("--concurrency", default="1,32", type=lambda s: [int(x) for x in s.split(",") if x.strip()],
+                   help="comma-separated numbers of concurrent requesters [1,32]")
+    p.add_argument("--seconds", type=float, default=3.0, help="measured seconds per concurrency level [3]")
+    p.add_argument("--messages", type=int, default=None,
+                   help="one-way messages for the pipelined run (a tenth for the await-each run) "
+                        "[20000 inproc, 10000 rabbitmq]")
+    return p
+
+
+def main() -> None:
+    args = parser().parse_args()
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    print(f"bus benchmark: {BODY_BYTES}-byte bodies, {args.seconds:g} s per round-trip level, pid {os.getpid()}")
+    for name in [b.strip() for b in args.backends.split(",") if b.strip()]:
+        asyncio.run(bench_backend(name, args))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+"""Run `tg-*` commands as a user would: console scripts from this venv, in subprocesses."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def tg(command: str, *args: str, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    """Run a tg-* command to completion and return its result (never raises on exit status)."""
+    return subprocess.run([str(BIN / command), *args], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **(env or {})})
+
+
+def spawn(command: str, *args: str, env: dict | None = None) -> subprocess.Popen:
+    return subprocess.Popen([str(BIN / command), *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, env={**os.environ, **(env or {})})
+
+
+def wait_until(check, timeout: float = 30, what: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def stop(proc: subprocess.Popen) -> str:
+    """SIGTERM, wait, and return what the process printed."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    return proc.stdout.read() if proc.stdout else ""

@@ -1,0 +1,49 @@
+"""Helpers to run the config service plus chosen processors on a backend, as tests need them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from tracegraph.base.bus.protocol import Backend
+from tracegraph.base.bus.topic import FLOW_REQUEST_TOPIC, FLOW_RESPONSE_TOPIC, Topic
+from tracegraph.base.client import RequestClient
+from tracegraph.base.errors import RequestTimeout
+from tracegraph.base.settings import RuntimeSettings
+from tracegraph.flow.config.processor import ConfigProcessor
+from tracegraph.schemas.base import Ping, Pong
+from tracegraph.schemas.config import FlowRequest, FlowResponse
+
+from support.echo import ECHO_BLUEPRINT
+
+
+def settings_for(tmp_path: Path, **overrides) -> RuntimeSettings:
+    return RuntimeSettings(data_dir=tmp_path, request_timeout=10, **overrides)
+
+
+def config_factory(blueprints: dict | None = None):
+    def build(backend: Backend, settings: RuntimeSettings) -> ConfigProcessor:
+        seeds = {"echo": json.dumps(ECHO_BLUEPRINT), **{k: json.dumps(v) for k, v in (blueprints or {}).items()}}
+        return ConfigProcessor(backend, settings, blueprints=seeds)
+    return build
+
+
+def flow_client(backend: Backend) -> RequestClient[FlowRequest, FlowResponse]:
+    return RequestClient(backend, FLOW_REQUEST_TOPIC, FLOW_RESPONSE_TOPIC, FlowRequest, FlowResponse, timeout=10)
+
+
+def echo_client(backend: Backend, flow_id: str) -> RequestClient[Ping, Pong]:
+    return RequestClient(backend, Topic.parse(f"non-persistent://tg/request/echo:{flow_id}"),
+                         Topic.parse(f"non-persistent://tg/response/echo:{flow_id}"), Ping, Pong, timeout=10)
+
+
+async def until_answered(client: RequestClient[Ping, Pong], within: float = 10.0) -> Pong:
+    """Retry a ping until a processor has joined the flow and answers."""
+    deadline = asyncio.get_running_loop().time() + within
+    while True:
+        try:
+            return await client.request(Ping(text="ready?"), timeout=0.5)
+        except RequestTimeout:
+            if asyncio.get_running_loop().time() > deadline:
+                raise
