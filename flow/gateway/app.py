@@ -134,7 +134,11 @@ class GatewayProcessor(FlowProcessor):
             client = await RequestClient(self.backend, request_topic, response_topic, request_type,
                                          response_type, owner="gateway",
                                          timeout=self.settings.request_timeout).start()
-            self._clients[key] = client
+            if key in self._clients:  # another request won the race while we subscribed
+                await client.stop()
+                client = self._clients[key]
+            else:
+                self._clients[key] = client
         try:
             response = await client.request(message)
         except RemoteError as exc:
