@@ -6,7 +6,8 @@ import argparse
 import logging
 
 from tracegraph.base.settings import add_runtime_arguments, settings_from
-from tracegraph.launch.process import configure_logging, open_backend, run_main, until_signalled
+from tracegraph.base.bus.protocol import Backend
+from tracegraph.launch.process import configure_logging, run_main, serve, until_signalled
 from tracegraph.launch.registry import PROCESSORS
 from tracegraph.launch.stack import Stack, ensure_flow
 
@@ -36,20 +37,15 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(settings)
     names = [n.strip() for n in args.processors.split(",") if n.strip()]
 
-    async def body() -> int:
-        backend = await open_backend(settings)
-        try:
-            async with Stack(backend, settings, names) as stack:
-                if args.flow and "config" in names:
-                    await ensure_flow(backend, args.flow, args.flow)
-                log.info("running %s; data in %s; Ctrl-C stops", ", ".join(names), settings.data_dir.resolve())
-                await until_signalled()
-                log.info("stopping %d processor(s)", len(stack.processors))
-        finally:
-            await backend.aclose()
-        return 0
+    async def run(backend: Backend) -> None:
+        async with Stack(backend, settings, names) as stack:
+            if args.flow and "config" in names:
+                await ensure_flow(backend, args.flow, args.flow)
+            log.info("running %s; data in %s; Ctrl-C stops", ", ".join(names), settings.data_dir.resolve())
+            await until_signalled()
+            log.info("stopping %d processor(s)", len(stack.processors))
 
-    return run_main("tg-launch", body)
+    return run_main("tg-launch", lambda: serve(settings, run))
 
 
 if __name__ == "__main__":

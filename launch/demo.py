@@ -11,7 +11,8 @@ import time
 
 from tracegraph.base.settings import RuntimeSettings, add_runtime_arguments, settings_from
 from tracegraph.cli.api import Api
-from tracegraph.launch.process import configure_logging, open_backend, run_main
+from tracegraph.base.bus.protocol import Backend
+from tracegraph.launch.process import configure_logging, run_main, serve
 from tracegraph.launch.registry import PROCESSORS
 from tracegraph.launch.stack import Stack
 
@@ -67,20 +68,15 @@ def main(argv: list[str] | None = None) -> int:
                       if args.log_level is None else settings)
     logging.getLogger("tg-demo").info("data directory %s", settings.data_dir)
 
-    async def body() -> int:
-        backend = await open_backend(settings)
-        try:
-            async with Stack(backend, settings, list(PROCESSORS)) as stack:
-                port = stack["gateway"].port
-                print(f"TraceGraph stack up: {', '.join(p.name for p in stack.processors)} "
-                      f"on the {settings.pubsub} bus; gateway http://127.0.0.1:{port}/; data in {settings.data_dir}")
-                await demo(Api(f"http://127.0.0.1:{port}/"), args.pings)
-        finally:
-            await backend.aclose()
+    async def run(backend: Backend) -> None:
+        async with Stack(backend, settings, list(PROCESSORS)) as stack:
+            port = stack["gateway"].port
+            print(f"TraceGraph stack up: {', '.join(p.name for p in stack.processors)} "
+                  f"on the {settings.pubsub} bus; gateway http://127.0.0.1:{port}/; data in {settings.data_dir}")
+            await demo(Api(f"http://127.0.0.1:{port}/"), args.pings)
         print("done")
-        return 0
 
-    return run_main("tg-demo", body)
+    return run_main("tg-demo", lambda: serve(settings, run))
 
 
 if __name__ == "__main__":

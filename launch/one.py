@@ -11,7 +11,8 @@ import logging
 
 from tracegraph.base.errors import ConfigError
 from tracegraph.base.settings import add_runtime_arguments, settings_from
-from tracegraph.launch.process import configure_logging, open_backend, run_main, until_signalled
+from tracegraph.base.bus.protocol import Backend
+from tracegraph.launch.process import configure_logging, run_main, serve, until_signalled
 from tracegraph.launch.registry import PROCESSORS, processor_factory
 
 log = logging.getLogger("tg-processor")
@@ -35,18 +36,15 @@ def main(argv: list[str] | None = None) -> int:
     settings = settings_from(args)
     configure_logging(settings)
 
+    async def run(backend: Backend) -> None:
+        async with processor_factory(args.name)(backend, settings):
+            await until_signalled()
+
     async def body() -> int:
         if settings.pubsub == "inproc":
             raise ConfigError("tg-processor needs a broker shared with the other processes: "
                               "pass --pubsub rabbitmq (or pulsar) and --pubsub-url, or use tg-launch")
-        backend = await open_backend(settings)
-        try:
-            processor = processor_factory(args.name)(backend, settings)
-            async with processor:
-                await until_signalled()
-        finally:
-            await backend.aclose()
-        return 0
+        return await serve(settings, run)
 
     return run_main("tg-processor", body)
 

@@ -29,6 +29,16 @@ async def open_backend(settings: RuntimeSettings) -> Backend:
     return backend
 
 
+async def serve(settings: RuntimeSettings, run: Callable[[Backend], Awaitable[None]]) -> int:
+    """Open the configured backend, run `run(backend)` on it, and always close the backend."""
+    backend = await open_backend(settings)
+    try:
+        await run(backend)
+    finally:
+        await backend.aclose()
+    return 0
+
+
 async def until_signalled() -> None:
     """Return on SIGINT or SIGTERM."""
     stop = asyncio.Event()

@@ -166,19 +166,17 @@ class ConfigProcessor(Processor):
         await self.store.write(put=puts, delete=deletes)
 
     async def _blueprint_text(self, req: FlowRequest) -> str:
-        name = _need(req.blueprint_name, "blueprint-name")
-        text = await self.store.get(BLUEPRINT, name)
-        if text is None:
-            known = ", ".join(sorted(await self.store.items(BLUEPRINT))) or "none"
-            raise ConfigError(f"unknown flow blueprint {name!r} (known: {known})")
-        return text
+        return await self._lookup(BLUEPRINT, _need(req.blueprint_name, "blueprint-name"), "flow blueprint", "known")
 
     async def _flow_text(self, req: FlowRequest) -> str:
-        flow_id = _need(req.flow_id, "flow-id")
-        text = await self.store.get(FLOW, flow_id)
+        return await self._lookup(FLOW, _need(req.flow_id, "flow-id"), "flow", "running")
+
+    async def _lookup(self, type_: str, key: str, what: str, others: str) -> str:
+        """The stored value, or an error that lists what does exist."""
+        text = await self.store.get(type_, key)
         if text is None:
-            known = ", ".join(sorted(await self.store.items(FLOW))) or "none"
-            raise ConfigError(f"unknown flow {flow_id!r} (running: {known})")
+            known = ", ".join(sorted(await self.store.items(type_))) or "none"
+            raise ConfigError(f"unknown {what} {key!r} ({others}: {known})")
         return text
 
 

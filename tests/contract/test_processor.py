@@ -15,7 +15,7 @@ from tracegraph.schemas.config import ConfigRequest, FlowRequest
 
 from support.echo import EchoProcessor
 from support.names import unique
-from support.stack import config_factory, echo_client, flow_client, settings_for, until_answered
+from support.stack import config_factory, echo_client, flow_client, settings_for, start_flow, until_answered
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -48,8 +48,7 @@ async def test_processor_started_after_the_flow_learns_its_topics(connect, tmp_p
     flow_id = unique("late")
     settings = settings_for(tmp_path)
     async with Stack(bus, settings, [config_factory()]):
-        async with flow_client(bus) as flows:
-            await flows.request(flow_request("start-flow", flow_id))
+        await start_flow(bus, flow_id)
         async with EchoProcessor(bus, settings) as late, echo_client(bus, flow_id) as client:
             assert flow_id in late.flows
             reply = await until_answered(client)
@@ -61,8 +60,7 @@ async def test_flows_survive_a_config_service_restart(connect, tmp_path):
     flow_id = unique("durable")
     settings = settings_for(tmp_path)
     async with Stack(bus, settings, [config_factory()]):
-        async with flow_client(bus) as flows:
-            await flows.request(flow_request("start-flow", flow_id))
+        await start_flow(bus, flow_id)
     async with Stack(bus, settings, [config_factory(), EchoProcessor]) as stack:
         assert flow_id in stack["echo"].flows
         async with flow_client(bus) as flows:

@@ -47,3 +47,11 @@ async def until_answered(client: RequestClient[Ping, Pong], within: float = 10.0
         except RequestTimeout:
             if asyncio.get_running_loop().time() > deadline:
                 raise
+
+
+async def start_flow(backend: Backend, flow_id: str, blueprint: str = "echo",
+                     parameters: dict[str, str] | None = None) -> None:
+    """Start a flow through the flow service, as `tg-start-flow` would."""
+    async with flow_client(backend) as flows:
+        await flows.request(FlowRequest(operation="start-flow", flow_id=flow_id, blueprint_name=blueprint,
+                                        parameters=parameters))
