@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack
 from typing import Generic, TypeVar
 
@@ -39,14 +40,16 @@ class RequestClient(Generic[Q, R]):
         self.request_type = request
         self.response_type = response
         self.timeout = timeout
-        self._subscription = f"{owner}-{uuid.uuid4().hex[:12]}"
-        self._pending: dict[str, asyncio.Queue[Delivery]] = {}
+        token = uuid.uuid4().hex[:12]
+        self._subscription = f"{owner}-{token}"
+        self._ids = (f"{token}-{n}" for n in itertools.count())  # unique without a uuid per request
+        self._pending: dict[str, Callable[[Delivery], None]] = {}
         self._stack = AsyncExitStack()
         self._reader: asyncio.Task[None] | None = None
 
     async def start(self) -> "RequestClient[Q, R]":
-        deliveries = await self._stack.enter_async_context(
-            self.backend.subscribe(self.response_topic, self._subscription, prefetch=256))
+        deliveries = await self._stack.enter_async_context(self.backend.subscribe(
+            self.response_topic, self._subscription, prefetch=256, auto_ack=True))
         self._reader = asyncio.create_task(self._route(deliveries), name=f"responses:{self.response_topic}")
         return self
 
@@ -64,11 +67,31 @@ class RequestClient(Generic[Q, R]):
         await self.stop()
 
     async def _route(self, deliveries: AsyncIterator[Delivery]) -> None:
+        pending = self._pending
         async for delivery in deliveries:
-            await delivery.ack()
-            queue = self._pending.get(delivery.properties.get("id", ""))
-            if queue is not None:
-                queue.put_nowait(delivery)
+            deliver = pending.get(delivery.properties.get("id", ""))
+            if deliver is not None:
+                deliver(delivery)
+
+    async def _send(self, request: Q, deliver: Callable[[Delivery], None]) -> str:
+        request_id = next(self._ids)
+        self._pending[request_id] = deliver
+        body, props = codec.encode(request, {"id": request_id})
+        try:
+            await self.backend.publish(self.request_topic, body, props)
+        except BaseException:
+            self._pending.pop(request_id, None)
+            raise
+        return request_id
+
+    def _decode(self, delivery: Delivery) -> R:
+        response = codec.decode(delivery.body, delivery.properties, self.response_type)
+        if response.error is not None:
+            raise RemoteError(response.error.type, response.error.message)
+        return response
+
+    def _timed_out(self, wait: float) -> RequestTimeout:
+        return RequestTimeout(f"no response from {self.request_topic} within {wait:g}s")
 
     async def stream(self, request: Q, *, timeout: float | None = None) -> AsyncIterator[R]:
         """Yield every response to `request`, ending after the final one.
@@ -77,21 +100,16 @@ class RequestClient(Generic[Q, R]):
         arrives within `timeout` seconds of the request or of the previous response.
         """
         wait = self.timeout if timeout is None else timeout
-        request_id = uuid.uuid4().hex
         queue: asyncio.Queue[Delivery] = asyncio.Queue()
-        self._pending[request_id] = queue
+        request_id = await self._send(request, queue.put_nowait)
         try:
-            body, props = codec.encode(request, {"id": request_id})
-            await self.backend.publish(self.request_topic, body, props)
             while True:
                 try:
-                    delivery = await asyncio.wait_for(queue.get(), wait)
+                    async with asyncio.timeout(wait):
+                        delivery = await queue.get()
                 except TimeoutError:
-                    raise RequestTimeout(
-                        f"no response from {self.request_topic} within {wait:g}s") from None
-                response = codec.decode(delivery.body, delivery.properties, self.response_type)
-                if response.error is not None:
-                    raise RemoteError(response.error.type, response.error.message)
+                    raise self._timed_out(wait) from None
+                response = self._decode(delivery)
                 yield response
                 if response.is_final:
                     return
@@ -99,9 +117,34 @@ class RequestClient(Generic[Q, R]):
             self._pending.pop(request_id, None)
 
     async def request(self, request: Q, *, timeout: float | None = None) -> R:
-        """The final response of a request (earlier streamed responses are discarded)."""
-        last: R | None = None
-        async for response in self.stream(request, timeout=timeout):
-            last = response
-        assert last is not None  # stream() returns only after a final response
-        return last
+        """The final response of a request (earlier streamed responses are discarded).
+
+        The same deadline rule as `stream()`, without a queue per request: the common
+        single-response call is the hot path of every service.
+        """
+        wait = self.timeout if timeout is None else timeout
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[R] = loop.create_future()
+        deadline: asyncio.Timeout | None = None
+
+        def deliver(delivery: Delivery) -> None:
+            if done.done():
+                return
+            try:
+                response = self._decode(delivery)
+            except Exception as exc:  # an error response or an undecodable one ends the request
+                done.set_exception(exc)
+                return
+            if response.is_final:
+                done.set_result(response)
+            elif deadline is not None:
+                deadline.reschedule(loop.time() + wait)
+
+        request_id = await self._send(request, deliver)
+        try:
+            async with asyncio.timeout(wait) as deadline:
+                return await done
+        except TimeoutError:
+            raise self._timed_out(wait) from None
+        finally:
+            self._pending.pop(request_id, None)

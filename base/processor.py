@@ -120,7 +120,7 @@ class FlowProcessor(Processor):
     async def start(self) -> None:
         # Subscribe to pushes first, so no change made while we fetch the snapshot is missed.
         pushes = await self._stack.enter_async_context(self.backend.subscribe(
-            CONFIG_PUSH_TOPIC, f"{self.name}-{self.instance}", prefetch=4))
+            CONFIG_PUSH_TOPIC, f"{self.name}-{self.instance}", prefetch=4, auto_ack=True))
         task = asyncio.create_task(self._follow(pushes), name=f"{self.name}:config-push")
         self._stack.push_async_callback(_cancel, task)
         config = await self._stack.enter_async_context(RequestClient(
@@ -143,7 +143,6 @@ class FlowProcessor(Processor):
 
     async def _follow(self, pushes) -> None:
         async for delivery in pushes:
-            await delivery.ack()
             try:
                 push = codec.decode(delivery.body, delivery.properties, ConfigPush)
             except DecodeError as exc:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
 import tempfile
@@ -20,9 +21,11 @@ from tracegraph.base.bus.topic import Topic, request_topic, response_topic
 from tracegraph.base.client import RequestClient
 from tracegraph.base.errors import ConnectError, RequestTimeout
 from tracegraph.base.settings import RuntimeSettings
-from tracegraph.launch.process import open_backend
+from tracegraph.launch.process import open_backend, run_loop
 from tracegraph.launch.stack import Stack, ensure_flow
 from tracegraph.schemas.base import Ping, Pong
+
+import naive_rabbitmq  # bench/ is on sys.path when this script runs
 
 FLOW = "bench"
 BODY_BYTES = 1024
@@ -84,8 +87,8 @@ async def wait_for_ping(client: RequestClient[Ping, Pong], limit: float = 30.0) 
                 raise
 
 
-async def round_trips(backend: Backend, settings: RuntimeSettings, levels: list[int], seconds: float) -> list[Row]:
-    rows: list[Row] = []
+async def round_trips(backend: Backend, settings: RuntimeSettings, levels: list[int], seconds: float,
+                      rows: list[Row]) -> None:
     async with Stack(backend, settings, ["config", "ping"]):
         await ensure_flow(backend, FLOW, "default")
         async with RequestClient(backend, request_topic("ping", FLOW), response_topic("ping", FLOW),
@@ -97,7 +100,6 @@ async def round_trips(backend: Backend, settings: RuntimeSettings, levels: list[
                 rows.append((f"round trips, concurrency {level}", f"{rate:,.0f} /s", rate if level == 32 else None))
                 rows.append(("  latency p50 / p99",
                              f"{percentile(lat, .5) * 1e3:.2f} / {percentile(lat, .99) * 1e3:.2f} ms", None))
-    return rows
 
 
 # ---------------------------------------------------------------- one-way flow throughput
@@ -118,7 +120,7 @@ class Tally:
             self.done.set()
 
 
-async def one_way(backend: Backend, topic: Topic, messages: int) -> list[Row]:
+async def one_way(backend: Backend, topic: Topic, messages: int, rows: list[Row]) -> None:
     body, props = codec.encode(ping(1))
     tally = Tally()
 
@@ -150,14 +152,12 @@ async def one_way(backend: Backend, topic: Topic, messages: int) -> list[Row]:
         consumer = asyncio.create_task(consume(deliveries))
         try:
             await run(50, 1)  # warm-up: declares the exchange once, outside any timed run
-            rows: list[Row] = []
             naive = max(1, messages // 10)
-            for label, count, window, aim in (("one-way, await each publish", naive, 1, False),
-                                              (f"one-way, {WINDOW} publishes in flight", messages, WINDOW, True)):
+            for label, count, window, aim in (("one-way durable, await each", naive, 1, False),
+                                              (f"one-way durable, {WINDOW} in flight", messages, WINDOW, True)):
                 rate, got = await run(count, window)
                 note = "" if got == count else f" (only {got:,}/{count:,} acked: timed out)"
                 rows.append((f"{label} ({count:,} msgs)", f"{rate:,.0f} msgs/s{note}", rate if aim else None))
-            return rows
         finally:
             consumer.cancel()
             await asyncio.gather(consumer, return_exceptions=True)
@@ -174,6 +174,22 @@ async def drop_rabbitmq_topic(url: str, topic: Topic, subscription: str) -> None
         await channel.exchange_delete(topic.slug)
 
 
+async def baseline(url: str, args: argparse.Namespace, messages: int, rows: list[Row]) -> None:
+    """The naive aio-pika design, same broker, same run, and how many times faster ours is."""
+    body = b"x" * BODY_BYTES
+    level = max(args.concurrency)
+    naive_rt = await naive_rabbitmq.round_trips(url, level, args.seconds, body)
+    naive_oneway = await naive_rabbitmq.one_way(url, max(200, messages // 10), body)
+    ours_rt = next((r for label, _, r in rows if label == f"round trips, concurrency {level}"), None)
+    ours_oneway = next((r for label, _, r in rows if label.startswith("one-way durable, ") and r), None)
+    rows.append((f"naive aio-pika round trips, concurrency {level}", f"{naive_rt:,.0f} /s", None))
+    rows.append(("naive aio-pika one-way durable, await each", f"{naive_oneway:,.0f} msgs/s", None))
+    if ours_rt:
+        rows.append(("  ours / naive, round trips", f"{ours_rt / naive_rt:.2f}x", None))
+    if ours_oneway:
+        rows.append(("  ours / naive, one-way durable", f"{ours_oneway / naive_oneway:.2f}x", None))
+
+
 # ---------------------------------------------------------------- driver
 
 async def bench_backend(name: str, args: argparse.Namespace) -> None:
@@ -188,19 +204,28 @@ async def bench_backend(name: str, args: argparse.Namespace) -> None:
             print(f"skipped: {exc}")
             return
         topic = Topic.parse(f"persistent://tg/flow/bench-oneway-{uuid.uuid4().hex[:8]}:{FLOW}")
+        rows: list[Row] = []
+        failure = None
         try:
-            rows = await round_trips(backend, settings, args.concurrency, args.seconds)
-            rows += await one_way(backend, topic, messages)
-        finally:
+            await round_trips(backend, settings, args.concurrency, args.seconds, rows)
+            await one_way(backend, topic, messages, rows)
+        except Exception as exc:  # e.g. a test elsewhere force-closing the broker's connections
+            failure = f"run stopped early: {type(exc).__name__}: {exc}"
+        with contextlib.suppress(Exception):
             await backend.aclose()
-            if name == "rabbitmq":
+        if name == "rabbitmq" and failure is None:
+            await baseline(url, args, messages, rows)
+        if name == "rabbitmq":
+            with contextlib.suppress(Exception):  # best effort: leave no durable queue behind
                 await drop_rabbitmq_topic(url, topic, "bench")
-    print(f"{'measure':<44} {'figure':>22}   aim")
+    print(f"{'measure':<46} {'figure':>18}   aim")
     for label, figure, rate in rows:
         kind = "rt32" if label.startswith("round trips") else "oneway"
         aim = AIMS.get((name, kind)) if rate is not None else None
         verdict = f">= {aim:,} /s  {'met' if rate >= aim else 'SHORT'}" if aim else ""
-        print(f"{label:<44} {figure:>22}   {verdict}")
+        print(f"{label:<46} {figure:>18}   {verdict}")
+    if failure:
+        print(failure)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -226,9 +251,9 @@ def parser() -> argparse.ArgumentParser:
 def main() -> None:
     args = parser().parse_args()
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    print(f"bus benchmark: {BODY_BYTES}-byte bodies, {args.seconds:g} s per round-trip level, pid {os.getpid()}")
+    print(f"bus benchmark: {BODY_BYTES}-byte bodies, {args.seconds:g} s per round-trip level, {os.cpu_count()} CPUs")
     for name in [b.strip() for b in args.backends.split(",") if b.strip()]:
-        asyncio.run(bench_backend(name, args))
+        run_loop(bench_backend(name, args))
 
 
 if __name__ == "__main__":

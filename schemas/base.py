@@ -16,9 +16,11 @@ class Message(BaseModel):
 
     schema_name: ClassVar[str] = ""
     schema_version: ClassVar[int] = 1
+    schema_version_text: ClassVar[str] = "1"
 
     def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
+        cls.schema_version_text = str(cls.schema_version)
         name = cls.__dict__.get("schema_name")
         if name:
             if name in _REGISTRY and _REGISTRY[name] is not cls:

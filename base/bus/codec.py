@@ -21,10 +21,10 @@ def encode(message: Message, properties: Mapping[str, str] | None = None) -> tup
     cls = type(message)
     if not cls.schema_name:
         raise TypeError(f"{cls.__qualname__} has no schema_name and cannot go on the bus")
-    props = dict(properties or {})
-    props[SCHEMA] = cls.schema_name
-    props[SCHEMA_VERSION] = str(cls.schema_version)
-    return message.model_dump_json(by_alias=True, exclude_none=True).encode(), props
+    props = {**properties, SCHEMA: cls.schema_name, SCHEMA_VERSION: cls.schema_version_text} if properties else \
+        {SCHEMA: cls.schema_name, SCHEMA_VERSION: cls.schema_version_text}
+    # The serializer straight to bytes: half the cost of model_dump_json().encode().
+    return cls.__pydantic_serializer__.to_json(message, by_alias=True, exclude_none=True), props
 
 
 def decode(body: bytes, properties: Mapping[str, str], expected: type[M]) -> M:

@@ -56,8 +56,9 @@ class _Unsettled:
 
 
 class _Consumer:
-    def __init__(self, subscription: _Subscription, prefetch: int) -> None:
+    def __init__(self, subscription: _Subscription, prefetch: int, auto_ack: bool = False) -> None:
         self.subscription = subscription
+        self.auto_ack = auto_ack
         self.slots = asyncio.Semaphore(prefetch)
         self.outstanding: set[_Unsettled] = set()
         self.closed = False
@@ -68,6 +69,11 @@ class _Consumer:
 
     async def deliveries(self) -> AsyncIterator[Delivery]:
         queue = self.subscription.queue
+        if self.auto_ack:
+            while not self.closed:
+                entry = await queue.get()
+                yield Delivery(entry.body, entry.properties, entry.attempt, _settled, _settled)
+            return
         while not self.closed:
             await self.slots.acquire()
             entry = await queue.get()
@@ -82,6 +88,10 @@ class _Consumer:
             handle.settled = True
             self.requeue(handle.entry)
         self.outstanding.clear()
+
+
+async def _settled() -> None:
+    """Settling an auto-acknowledged delivery does nothing."""
 
 
 class InprocBackend:
@@ -99,13 +109,13 @@ class InprocBackend:
             subscription.queue.put_nowait(_Entry(body, props))
 
     @asynccontextmanager
-    async def subscribe(self, topic: Topic, subscription: str, *, prefetch: int = 16
+    async def subscribe(self, topic: Topic, subscription: str, *, prefetch: int = 16, auto_ack: bool = False
                         ) -> AsyncIterator[AsyncIterator[Delivery]]:
         if self._closed:
             raise BusError("inproc backend is closed")
         subscriptions = self._topics.setdefault(topic, {})
         sub = subscriptions.setdefault(subscription, _Subscription())
-        consumer = _Consumer(sub, max(1, prefetch))
+        consumer = _Consumer(sub, max(1, prefetch), auto_ack)
         sub.consumers += 1
         deliveries = consumer.deliveries()
         try:

@@ -38,9 +38,14 @@ class Backend(Protocol):
         """Send one message; returns once the broker has taken responsibility for it."""
         ...
 
-    def subscribe(self, topic: Topic, subscription: str, *, prefetch: int = 16
+    def subscribe(self, topic: Topic, subscription: str, *, prefetch: int = 16, auto_ack: bool = False
                   ) -> AbstractAsyncContextManager[AsyncIterator[Delivery]]:
-        """Join `subscription` on `topic`; at most `prefetch` deliveries are unsettled at once."""
+        """Join `subscription` on `topic`; at most `prefetch` deliveries are unsettled at once.
+
+        With `auto_ack` the broker counts a message settled once it is handed over (no
+        redelivery, no prefetch bound): for consumers that would ack on receipt anyway,
+        such as response and config-push readers.
+        """
         ...
 
     async def aclose(self) -> None:

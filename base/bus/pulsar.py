@@ -125,7 +125,7 @@ class PulsarBackend:
             raise _wrap(exc, f"publish to {topic} failed") from exc
 
     @asynccontextmanager
-    async def subscribe(self, topic: Topic, subscription: str, *, prefetch: int = 16
+    async def subscribe(self, topic: Topic, subscription: str, *, prefetch: int = 16, auto_ack: bool = False
                         ) -> AsyncIterator[AsyncIterator[Delivery]]:
         name = pulsar_topic(topic)
         await self.connect()
@@ -135,7 +135,7 @@ class PulsarBackend:
                 receiver_queue_size=max(1, prefetch), negative_ack_redelivery_delay_ms=NACK_DELAY_MS)
         except pulsar.asyncio.PulsarException as exc:
             raise _wrap(exc, f"cannot subscribe {subscription!r} to {topic}") from exc
-        deliveries = _deliveries(consumer, asyncio.Semaphore(max(1, prefetch)))
+        deliveries = _deliveries(consumer, asyncio.Semaphore(max(1, prefetch)), auto_ack)
         try:
             yield deliveries
         finally:
@@ -161,9 +161,9 @@ class PulsarBackend:
         await self.aclose()
 
 
-async def _deliveries(consumer: pulsar.asyncio.Consumer, slots: asyncio.Semaphore
+async def _deliveries(consumer: pulsar.asyncio.Consumer, slots: asyncio.Semaphore, auto_ack: bool = False
                       ) -> AsyncIterator[Delivery]:
-    """Received messages; `slots` keeps at most `prefetch` of them unsettled."""
+    """Received messages; `slots` keeps at most `prefetch` of them unsettled (auto_ack: settled on receipt)."""
     while True:
         await slots.acquire()
         try:
@@ -173,6 +173,8 @@ async def _deliveries(consumer: pulsar.asyncio.Consumer, slots: asyncio.Semaphor
                 return
             raise _wrap(exc, f"receive on {consumer.topic()} failed") from exc
         settle = partial(_settle, consumer, message, slots, [False])
+        if auto_ack:
+            await settle(True)
         yield Delivery(message.data(), dict(message.properties()), message.redelivery_count() + 1,
                        partial(settle, True), partial(settle, False))
 
