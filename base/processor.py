@@ -60,7 +60,6 @@ class Processor:
         self.stats = ProcessorStats()
         self.flows: dict[str, Flow] = {}
         self._stack = AsyncExitStack()
-        self._stopped = asyncio.Event()
 
     @property
     def subscription(self) -> str:
@@ -95,7 +94,6 @@ class Processor:
         for flow_id in reversed(list(self.flows)):
             await self.stop_flow(flow_id)
         await self._stack.aclose()
-        self._stopped.set()
 
     async def __aenter__(self) -> "Processor":
         await self.start()
@@ -103,9 +101,6 @@ class Processor:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
-
-    async def wait_stopped(self) -> None:
-        await self._stopped.wait()
 
 
 class FlowProcessor(Processor):

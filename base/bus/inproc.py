@@ -7,6 +7,7 @@ a real broker.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -122,7 +123,8 @@ class InprocBackend:
             yield deliveries
         finally:
             consumer.close()
-            await deliveries.aclose()
+            with contextlib.suppress(RuntimeError):  # still running in a task that is being cancelled
+                await deliveries.aclose()
             sub.consumers -= 1
             if not topic.persistent and sub.consumers == 0:
                 subscriptions.pop(subscription, None)

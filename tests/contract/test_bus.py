@@ -169,3 +169,16 @@ async def test_request_without_a_server_times_out_clearly(connect):
     async with RequestClient(bus, requests, responses, Ping, Pong) as client:
         with pytest.raises(RequestTimeout, match="no response from non-persistent://tg/request/"):
             await client.request(Ping(), timeout=0.5)
+
+
+async def test_auto_ack_subscription_is_settled_on_receipt(connect):
+    bus = await connect()
+    topic = flow_topic()
+    async with bus.subscribe(topic, "reader", auto_ack=True) as deliveries:
+        await bus.publish(topic, b"once", {})
+        [d] = await take(deliveries, 1, ack=False)
+    assert d.body == b"once"
+    async with bus.subscribe(topic, "reader", auto_ack=True) as deliveries:
+        await bus.publish(topic, b"twice", {})
+        [again] = await take(deliveries, 1, ack=False)
+    assert again.body == b"twice", "an auto-acked message must not come back"
