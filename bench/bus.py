@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import sys
 import tempfile
 import time
 import uuid
@@ -87,17 +88,37 @@ async def wait_for_ping(client: RequestClient[Ping, Pong], limit: float = 30.0) 
                 raise
 
 
+@contextlib.asynccontextmanager
+async def services_elsewhere(settings: RuntimeSettings):
+    """config + ping in their own process (`tg-launch`), as a scale-out deployment runs them."""
+    launcher = await asyncio.create_subprocess_exec(
+        str(Path(sys.executable).parent / "tg-launch"), "--pubsub", settings.pubsub, "--pubsub-url",
+        settings.pubsub_url, "--processors", "config,ping", "--flow", "", "--data-dir", str(settings.data_dir),
+        "--log-level", "WARNING")
+    try:
+        yield
+    finally:
+        launcher.terminate()
+        await launcher.wait()
+
+
 async def round_trips(backend: Backend, settings: RuntimeSettings, levels: list[int], seconds: float,
-                      rows: list[Row]) -> None:
-    async with Stack(backend, settings, ["config", "ping"]):
-        await ensure_flow(backend, FLOW, "default")
+                      rows: list[Row], split: bool = False) -> None:
+    where = "ping in its own process" if split else "one process"
+    services = services_elsewhere(settings) if split else Stack(backend, settings, ["config", "ping"])
+    async with services:
+        for _ in range(60):  # the config service of a fresh process needs a moment to subscribe
+            with contextlib.suppress(RequestTimeout):
+                await ensure_flow(backend, FLOW, "default", timeout=0.5)
+                break
         async with RequestClient(backend, request_topic("ping", FLOW), response_topic("ping", FLOW),
                                  Ping, Pong, owner="bench") as client:
             await wait_for_ping(client)
             for level in levels:
                 await drive(client, level, min(1.0, seconds / 4))  # warm-up
                 rate, lat = await drive(client, level, seconds)
-                rows.append((f"round trips, concurrency {level}", f"{rate:,.0f} /s", rate if level == 32 else None))
+                rows.append((f"round trips, concurrency {level} ({where})", f"{rate:,.0f} /s",
+                             rate if level == 32 else None))
                 rows.append(("  latency p50 / p99",
                              f"{percentile(lat, .5) * 1e3:.2f} / {percentile(lat, .99) * 1e3:.2f} ms", None))
 
@@ -180,7 +201,7 @@ async def baseline(url: str, args: argparse.Namespace, messages: int, rows: list
     level = max(args.concurrency)
     naive_rt = await naive_rabbitmq.round_trips(url, level, args.seconds, body)
     naive_oneway = await naive_rabbitmq.one_way(url, max(200, messages // 10), body)
-    ours_rt = next((r for label, _, r in rows if label == f"round trips, concurrency {level}"), None)
+    ours_rt = next((r for label, _, r in rows if label.startswith(f"round trips, concurrency {level} (one")), None)
     ours_oneway = next((r for label, _, r in rows if label.startswith("one-way durable, ") and r), None)
     rows.append((f"naive aio-pika round trips, concurrency {level}", f"{naive_rt:,.0f} /s", None))
     rows.append(("naive aio-pika one-way durable, await each", f"{naive_oneway:,.0f} msgs/s", None))
@@ -208,6 +229,8 @@ async def bench_backend(name: str, args: argparse.Namespace) -> None:
         failure = None
         try:
             await round_trips(backend, settings, args.concurrency, args.seconds, rows)
+            if name != "inproc":
+                await round_trips(backend, settings, [max(args.concurrency)], args.seconds, rows, split=True)
             await one_way(backend, topic, messages, rows)
         except Exception as exc:  # e.g. a test elsewhere force-closing the broker's connections
             failure = f"run stopped early: {type(exc).__name__}: {exc}"
@@ -218,12 +241,12 @@ async def bench_backend(name: str, args: argparse.Namespace) -> None:
         if name == "rabbitmq":
             with contextlib.suppress(Exception):  # best effort: leave no durable queue behind
                 await drop_rabbitmq_topic(url, topic, "bench")
-    print(f"{'measure':<46} {'figure':>18}   aim")
+    print(f"{'measure':<54} {'figure':>16}   aim")
     for label, figure, rate in rows:
         kind = "rt32" if label.startswith("round trips") else "oneway"
         aim = AIMS.get((name, kind)) if rate is not None else None
         verdict = f">= {aim:,} /s  {'met' if rate >= aim else 'SHORT'}" if aim else ""
-        print(f"{label:<46} {figure:>18}   {verdict}")
+        print(f"{label:<54} {figure:>16}   {verdict}")
     if failure:
         print(failure)
 

@@ -71,12 +71,13 @@ async def one_way(url: str, messages: int, body: bytes) -> float:
             if received == messages:
                 finished.set()
 
-        await queue.consume(consume)
+        tag = await queue.consume(consume)
         begun = time.monotonic()
         for _ in range(messages):
             await channel.default_exchange.publish(
                 aio_pika.Message(body, delivery_mode=aio_pika.DeliveryMode.PERSISTENT), routing_key=queue.name)
         await asyncio.wait_for(finished.wait(), 60)
         rate = messages / (time.monotonic() - begun)
+        await queue.cancel(tag)
         await queue.delete(if_unused=False, if_empty=False)
         return rate
