@@ -111,7 +111,7 @@ class RequestClient(Generic[Q, R]):
                     raise self._timed_out(wait) from None
                 response = self._decode(delivery)
                 yield response
-                if response.is_final:
+                if response.ends_request:
                     return
         finally:
             self._pending.pop(request_id, None)
@@ -135,7 +135,7 @@ class RequestClient(Generic[Q, R]):
             except Exception as exc:  # an error response or an undecodable one ends the request
                 done.set_exception(exc)
                 return
-            if response.is_final:
+            if response.ends_request:
                 done.set_result(response)
             elif deadline is not None:
                 deadline.reschedule(loop.time() + wait)

@@ -61,3 +61,13 @@ class TransientError(TraceGraphError):
     A handler that raises it has its message redelivered until the broker's attempt
     count reaches the processor's limit; any other exception is answered at once.
     """
+
+
+class QueryError(TraceGraphError):
+    """A query that cannot run: bad SPARQL syntax, a timeout, or a write where only reads are allowed."""
+
+
+class LlmUnavailable(ConfigError):
+    """No LLM endpoint is configured; callers with an offline strategy use it instead."""
+
+    error_type = "llm-unavailable"

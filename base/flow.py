@@ -159,11 +159,12 @@ class Runner:
             raise
         except Exception as exc:
             if isinstance(exc, TraceGraphError):  # an expected refusal: no traceback needed
-                log.warning("%s: %r refused a request: %s", self.processor.name, self.spec.name, exc)
+                log.info("%s: %r refused a request: %s", self.processor.name, self.spec.name, exc)
             else:
                 log.exception("%s: handler %r failed", self.processor.name, self.spec.name)
             self.processor.stats.failed += 1
-            await self.refuse(delivery, Error(type=f"{self.processor.name}-error", message=str(exc) or type(exc).__name__))
+            kind = getattr(exc, "error_type", None) or f"{self.processor.name}-error"
+            await self.refuse(delivery, Error(type=kind, message=str(exc) or type(exc).__name__))
         else:
             self.processor.stats.handled += 1
         await delivery.ack()

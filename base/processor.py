@@ -123,6 +123,9 @@ class FlowProcessor(Processor):
             owner=self.name))
         snapshot = await self._fetch_config(config)
         await self.apply_config(snapshot.version or 0, snapshot.config or {})
+        topics = self.fixed_topics()
+        if topics is not None:  # a service of its own besides the flows (e.g. the librarian)
+            await self.start_flow("", topics, {})
         log.info("%s started (instance %s), in %d flow(s)", self.name, self.instance, len(self.flows))
 
     async def _fetch_config(self, client: RequestClient[ConfigRequest, ConfigResponse]) -> ConfigResponse:
@@ -156,8 +159,8 @@ class FlowProcessor(Processor):
             self.config_version = version
             raw = config.get("active-flow", {}).get(self.name)
             wanted: dict[str, Any] = json.loads(raw) if raw else {}
-            for flow_id in [f for f in self.flows if f not in wanted or
-                            _binding_key(wanted[f]) != self._wanted.get(f)]:
+            for flow_id in [f for f in self.flows if f and (f not in wanted or
+                            _binding_key(wanted[f]) != self._wanted.get(f))]:
                 await self.stop_flow(flow_id)
                 self._wanted.pop(flow_id, None)
             for flow_id, binding in wanted.items():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -23,6 +24,24 @@ class RuntimeSettings(BaseSettings):
     gateway_port: int = Field(8888, ge=0, le=65535, description="port the gateway listens on")
     gateway_secret: SecretStr | None = Field(None, description="bearer token the gateway requires")
     log_level: str = Field("INFO", description="logging level")
+
+    # Stores
+    triples_engine: Literal["oxigraph", "cassandra"] = Field("oxigraph", description="triple store engine")
+    cassandra_hosts: str | None = Field(None, description="comma-separated Cassandra contact points")
+    qdrant_url: str | None = Field(None, description="Qdrant server URL; unset = local mode under data_dir")
+    qdrant_api_key: SecretStr | None = Field(None, description="Qdrant server API key")
+    max_document_bytes: int = Field(50 * 1024 * 1024, ge=1, description="largest document the librarian takes")
+
+    # Models
+    llm_url: str | None = Field(None, description="OpenAI-compatible endpoint (…/v1); unset = offline")
+    llm_model: str = Field("gpt-4o-mini", description="chat model name at that endpoint")
+    llm_api_key: SecretStr | None = Field(None, description="API key for the LLM endpoint")
+    llm_timeout: float = Field(120.0, gt=0, description="seconds per LLM call")
+    embeddings_url: str | None = Field(None, description="OpenAI-compatible embeddings endpoint; unset = bundled model")
+    embeddings_model: str = Field("text-embedding-3-small", description="embedding model at that endpoint")
+    embeddings_api_key: SecretStr | None = Field(None, description="API key for the embeddings endpoint")
+    extractor: Literal["auto", "llm", "offline"] = Field(
+        "auto", description="knowledge extraction: LLM when configured (auto), always LLM, or offline")
 
 
 def add_runtime_arguments(parser: argparse.ArgumentParser) -> None:

@@ -45,3 +45,49 @@ def table(rows: list[list[str]], headers: list[str]) -> str:
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in [headers, *rows]]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def term_json(text: str) -> dict:
+    """A term from the command line, as upstream's client reads it: IRIs by scheme, else a literal.
+
+    >>> term_json("urn:chunk:1")
+    {'t': 'i', 'i': 'urn:chunk:1'}
+    >>> term_json("Acme")
+    {'t': 'l', 'v': 'Acme'}
+    """
+    if text.startswith("<") and text.endswith(">"):
+        return {"t": "i", "i": text[1:-1]}
+    if text.startswith(("http://", "https://", "urn:")):
+        return {"t": "i", "i": text}
+    return {"t": "l", "v": text}
+
+
+def show_term(term: dict) -> str:
+    """A wire term in N-Triples-like form, quoted triples as the spec's `<< s p o >>`.
+
+    >>> show_term({"t": "t", "tr": {"s": {"t": "i", "i": "urn:a"}, "p": {"t": "i", "i": "urn:p"},
+    ...                             "o": {"t": "l", "v": "x"}}})
+    '<< <urn:a> <urn:p> "x" >>'
+    """
+    kind = term.get("t")
+    if kind == "i":
+        return f"<{term['i']}>"
+    if kind == "b":
+        return f"_:{term['d']}"
+    if kind == "t":
+        tr = term["tr"]
+        return f"<< {show_term(tr['s'])} {show_term(tr['p'])} {show_term(tr['o'])} >>"
+    suffix = f"@{term['ln']}" if term.get("ln") else (f"^^<{term['dt']}>" if term.get("dt") else "")
+    return '"' + term.get("v", "").replace('"', '\\"') + '"' + suffix
+
+
+def show_triple(triple: dict) -> str:
+    graph = f" <{triple['g']}>" if triple.get("g") else ""
+    return f"{show_term(triple['s'])} {show_term(triple['p'])} {show_term(triple['o'])}{graph} ."
+
+
+def add_collection_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-C", "--collection", default=os.environ.get("TG_COLLECTION", "default"),
+                        help="collection [TG_COLLECTION, default]")
+    parser.add_argument("-f", "--flow-id", default=os.environ.get("TG_FLOW", "default"),
+                        help="flow to use [TG_FLOW, default]")

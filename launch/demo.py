@@ -1,79 +1,115 @@
-"""`tg-demo`: the README's main job — start the embedded stack, drive it through the gateway as a
-user would, print what happened, and stop. No server, broker or API key needed."""
+"""`tg-demo`: the README's main job. Start the embedded stack, load the sample corpus through the
+gateway as a user would, wait for extraction, then show the graph and trace one fact back to its
+source document. No server, broker or API key needed; with TG_LLM_URL set, extraction uses the LLM."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import logging
 import time
+from importlib import resources
+from pathlib import Path
 
+from tracegraph.base.bus.protocol import Backend
 from tracegraph.base.settings import RuntimeSettings, add_runtime_arguments, settings_from
 from tracegraph.cli.api import Api
-from tracegraph.base.bus.protocol import Backend
+from tracegraph.cli.library_upload import add_document, extraction_progress, process
 from tracegraph.launch.process import configure_logging, run_main, serve
 from tracegraph.launch.registry import PROCESSORS
-from tracegraph.launch.stack import Stack
+from tracegraph.launch.stack import Stack, ensure_flow
+
+COUNTS = """
+PREFIX tg: <https://trustgraph.ai/ns/>
+SELECT (COUNT(DISTINCT ?chunk) AS ?chunks) (COUNT(DISTINCT ?fact) AS ?facts) (COUNT(DISTINCT ?sg) AS ?subgraphs)
+WHERE { GRAPH <urn:graph:source> { ?chunk a tg:Chunk . OPTIONAL { ?sg a tg:Subgraph ; tg:contains ?fact } } }"""
+
+TRACE = """
+PREFIX tg: <https://trustgraph.ai/ns/>
+PREFIX prov: <http://www.w3.org/ns/prov#>
+PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
+PREFIX dc: <http://purl.org/dc/elements/1.1/>
+SELECT ?s ?p ?o ?chunk ?chunkLabel ?title ?extractor WHERE {
+  ?es rdfs:label ?s . ?ep rdfs:label ?p . ?eo rdfs:label ?o .
+  FILTER(?ep = <https://trustgraph.ai/r/depends-on>)
+  ?es ?ep ?eo .
+  GRAPH <urn:graph:source> {
+    ?sg tg:contains <<( ?es ?ep ?eo )>> ; tg:extractor ?extractor ; prov:wasDerivedFrom ?chunk .
+    ?chunk rdfs:label ?chunkLabel ; prov:wasDerivedFrom+ ?document .
+  }
+  ?document a tg:Document ; dc:title ?title .
+} LIMIT 3"""
 
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tg-demo", description=(
-        "Start every processor in this process on the embedded defaults, exercise the flow API "
-        "through the HTTP gateway, print the results and exit."))
+        "Start every processor in this process on the embedded defaults, load the bundled sample corpus "
+        "through the HTTP gateway, wait for knowledge extraction, print the graph's size and trace facts "
+        "back to their source documents, then exit."))
     add_runtime_arguments(p)
-    p.add_argument("--pings", type=int, default=200, help="round trips to time through the gateway [200]")
+    p.add_argument("--corpus", type=Path, help="a folder of .md/.txt/.pdf files to load instead of the sample")
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for extraction [300]")
     return p
 
 
-async def demo(api: Api, pings: int) -> None:
-    blueprints = (await api.flow("list-blueprints"))["blueprint-names"]
-    print(f"blueprints: {', '.join(blueprints)}")
-    flows = (await api.flow("list-flows")).get("flow-ids", [])
-    if "demo" not in flows:
-        await api.flow("start-flow", flow_id="demo", blueprint_name="default", description="tg-demo flow")
-        print("started flow 'demo' from blueprint 'default'")
-    record = json.loads((await api.flow("get-flow", flow_id="demo"))["flow"])
-    print(f"flow 'demo' interfaces: {', '.join(sorted(record['interfaces']))}")
-    reply = await _first_ping(api)
-    print(f"ping through gateway -> bus -> ping processor: {reply['text']!r}")
+def sample_corpus() -> list[Path]:
+    folder = resources.files("tracegraph.launch") / "corpus"
+    return sorted(Path(str(entry)) for entry in folder.iterdir() if entry.name.endswith((".md", ".txt")))
+
+
+def value(row: dict, name: str) -> str:
+    term = row.get(name, {})
+    return term.get("v") or term.get("i") or ""
+
+
+async def demo(api: Api, files: list[Path], timeout: float) -> None:
     started = time.perf_counter()
-    for seq in range(pings):
-        await api.flow_service("demo", "ping", {"text": "x", "seq": seq})
-    elapsed = time.perf_counter() - started
-    print(f"{pings} HTTP round trips in {elapsed:.2f}s ({pings / elapsed:.0f}/s, one at a time)")
-    await api.flow("stop-flow", flow_id="demo")
-    print(f"stopped flow 'demo'; flows still running: {(await api.flow('list-flows')).get('flow-ids') or 'none'}")
-
-
-async def _first_ping(api: Api) -> dict:
-    """The ping processor joins a new flow within moments of the config push; wait for that."""
-    deadline = time.monotonic() + 10
+    ids = []
+    for path in files:
+        meta = await add_document(api, path, collection="default")
+        await process(api, meta["id"], "default", "default")
+        ids.append(meta["id"])
+        print(f"  loaded {path.name:<24} {meta['size']:>7,} bytes  -> {meta['id']}")
+    deadline = time.monotonic() + timeout
+    last = None
     while True:
-        try:
-            return await api.flow_service("demo", "ping", {"text": "hello"})
-        except Exception:
-            if time.monotonic() > deadline:
-                raise
-            await asyncio.sleep(0.05)
-
-
+        progress = [await extraction_progress(api, "default", d, "default") for d in ids]
+        chunks, done = sum(c for c, _ in progress), sum(d for _, d in progress)
+        if (chunks, done) != last:
+            print(f"  extraction: {done}/{chunks} chunks")
+            last = (chunks, done)
+        if chunks and done >= chunks:
+            break
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"extraction unfinished after {timeout:g}s")
+        await asyncio.sleep(0.3)
+    row = (await api.flow_service("default", "sparql", {"query": COUNTS}))["bindings"][0]
+    print(f"knowledge graph: {value(row, 'chunks')} chunks, {value(row, 'facts')} facts in "
+          f"{value(row, 'subgraphs')} subgraphs, in {time.perf_counter() - started:.1f}s")
+    print("facts traced to their sources (one SPARQL query over urn:graph:source):")
+    for r in (await api.flow_service("default", "sparql", {"query": TRACE}))["bindings"]:
+        print(f"  ({value(r, 's')}) --[{value(r, 'p')}]--> ({value(r, 'o')})   [{value(r, 'extractor')} extractor]")
+        print(f"      Source: {value(r, 'chunkLabel')} -> {value(r, 'title')}")
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     base = settings_from(args)
-    settings = RuntimeSettings(**{**base.model_dump(), "gateway_port": 0, "gateway_host": "127.0.0.1"})
-    configure_logging(RuntimeSettings(**{**settings.model_dump(), "log_level": "WARNING"})
-                      if args.log_level is None else settings)
-    logging.getLogger("tg-demo").info("data directory %s", settings.data_dir)
+    settings = RuntimeSettings(**{**base.model_dump(), "gateway_port": 0, "gateway_host": "127.0.0.1",
+                                  "log_level": base.log_level if args.log_level else "WARNING"})
+    configure_logging(settings)
 
     async def run(backend: Backend) -> None:
+        files = await asyncio.to_thread(
+            lambda: sorted(p for p in args.corpus.iterdir() if p.suffix in {".md", ".txt", ".pdf"})
+            if args.corpus else sample_corpus())
         async with Stack(backend, settings, list(PROCESSORS)) as stack:
+            await ensure_flow(backend, "default", "default")
             port = stack["gateway"].port
-            print(f"TraceGraph stack up: {', '.join(p.name for p in stack.processors)} "
-                  f"on the {settings.pubsub} bus; gateway http://127.0.0.1:{port}/; data in {settings.data_dir}")
-            await demo(Api(f"http://127.0.0.1:{port}/"), args.pings)
+            print(f"TraceGraph stack up: {len(stack.processors)} processors on the {settings.pubsub} bus; "
+                  f"gateway http://127.0.0.1:{port}/; data in {settings.data_dir}")
+            extraction = "LLM at " + settings.llm_url if settings.llm_url else "offline extractor (no LLM configured)"
+            print(f"loading {len(files)} document(s); knowledge extraction: {extraction}")
+            await demo(Api(f"http://127.0.0.1:{port}/"), files, args.timeout)
         print("done")
 
     return run_main("tg-demo", lambda: serve(settings, run))

@@ -16,8 +16,16 @@ ProcessorFactory = Callable[[Backend, RuntimeSettings], Processor]
 # name -> "module:callable(backend, settings)"; the default stack starts them in this order.
 PROCESSORS: dict[str, str] = {
     "config": "tracegraph.launch.registry:config_service",
-    "gateway": "tracegraph.flow.gateway.app:GatewayProcessor",
+    "librarian": "tracegraph.flow.librarian.processor:LibrarianProcessor",
+    "triples": "tracegraph.flow.triples.processor:TriplesProcessor",
+    "embeddings": "tracegraph.flow.embeddings:EmbeddingsProcessor",
+    "graph-embeddings": "tracegraph.flow.vectors:GraphEmbeddingsProcessor",
+    "document-embeddings": "tracegraph.flow.vectors:DocumentEmbeddingsProcessor",
+    "text-completion": "tracegraph.flow.text_completion:TextCompletionProcessor",
+    "kg-extract": "tracegraph.flow.kg_extract.processor:KnowledgeExtractor",
+    "chunker": "tracegraph.flow.chunker:ChunkerProcessor",
     "ping": "tracegraph.flow.ping:PingProcessor",
+    "gateway": "tracegraph.flow.gateway.app:GatewayProcessor",
 }
 
 
@@ -39,4 +47,4 @@ def packaged_blueprints() -> dict[str, str]:
 def config_service(backend: Backend, settings: RuntimeSettings) -> Processor:
     """The config service, seeded with the packaged blueprints on first start."""
     from tracegraph.flow.config.processor import ConfigProcessor
-    return ConfigProcessor(backend, settings, blueprints=packaged_blueprints())
+    return ConfigProcessor(backend, settings, blueprints=packaged_blueprints)

@@ -54,7 +54,7 @@ class ServiceResponse(Message):
     error: Error | None = None
 
     @property
-    def is_final(self) -> bool:
+    def ends_request(self) -> bool:
         return bool(getattr(self, self.final_field))
 
     def as_final(self) -> "ServiceResponse":

@@ -18,6 +18,10 @@ from tracegraph.base.bus.registry import create_backend
 # Import broker libraries now: a first import inside a test would read files on the event loop.
 import tracegraph.base.bus.rabbitmq  # noqa: E402,F401
 import tracegraph.base.bus.pulsar  # noqa: E402,F401
+from tracegraph.launch.registry import PROCESSORS, processor_factory  # noqa: E402
+
+for _name in PROCESSORS:  # every processor module and the libraries it imports
+    processor_factory(_name)
 
 RABBITMQ_URL = os.environ.get("TG_RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/")
 PULSAR_URL = os.environ.get("TG_PULSAR_URL")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 
 from tracegraph.base.bus.protocol import Backend
 from tracegraph.base.bus.topic import (
@@ -39,10 +39,10 @@ class ConfigProcessor(Processor):
     push = Producer("push", ConfigPush)
 
     def __init__(self, backend: Backend, settings: RuntimeSettings | None = None,
-                 blueprints: Mapping[str, str] | None = None) -> None:
+                 blueprints: Callable[[], Mapping[str, str]] | None = None) -> None:
         super().__init__(backend, settings)
         self.store = ConfigStore(self.settings.data_dir / "config.sqlite")
-        self.seed_blueprints = dict(blueprints or {})
+        self.seed_blueprints = blueprints  # read at start, off the event loop: they may be files
         self._flows_lock = asyncio.Lock()
 
     def fixed_topics(self) -> TopicMap:
@@ -56,7 +56,8 @@ class ConfigProcessor(Processor):
         await self.store.open()
         self._stack.push_async_callback(self.store.close)
         existing = await self.store.items(BLUEPRINT)
-        missing = [(BLUEPRINT, name, text) for name, text in self.seed_blueprints.items() if name not in existing]
+        seeds = await asyncio.to_thread(self.seed_blueprints) if self.seed_blueprints else {}
+        missing = [(BLUEPRINT, name, text) for name, text in seeds.items() if name not in existing]
         for _, name, text in missing:
             parse_blueprint(text)  # a broken packaged blueprint should stop start-up, loudly
         if missing:

@@ -10,19 +10,15 @@ from __future__ import annotations
 import hmac
 import json
 import logging
-from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import web
 from pydantic import ValidationError
 
-from tracegraph.base.bus.topic import (
-    CONFIG_REQUEST_TOPIC, CONFIG_RESPONSE_TOPIC, FLOW_REQUEST_TOPIC, FLOW_RESPONSE_TOPIC, Topic,
-)
 from tracegraph.base.client import RequestClient
-from tracegraph.base.errors import RemoteError, RequestTimeout
-from tracegraph.base.processor import FlowProcessor
-from tracegraph.flow.gateway.services import FLOW_SERVICES, GLOBAL_SERVICES
+from tracegraph.base.errors import ConfigError, RemoteError, RequestTimeout
+from tracegraph.base.interfaces import InterfaceUser
+from tracegraph.flow.gateway.services import FLOW_IMPORTS, FLOW_SERVICES, GLOBAL_SERVICES
 
 log = logging.getLogger(__name__)
 
@@ -34,32 +30,22 @@ def _json_error(status: int, type_: str, message: str) -> web.Response:
     return web.json_response({"error": {"type": type_, "message": message}}, status=status)
 
 
-class GatewayProcessor(FlowProcessor):
+class GatewayProcessor(InterfaceUser):
     """Serves the REST API; follows config pushes to learn each flow's interfaces."""
 
     name = "gateway"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.interfaces: dict[str, dict[str, Any]] = {}
-        self._clients: dict[tuple[str, str], RequestClient] = {}
         self.port: int | None = None
-
-    async def apply_config(self, version: int, config: Mapping[str, Mapping[str, str]]) -> None:
-        async with self._applying:
-            if version <= self.config_version:
-                return
-            self.config_version = version
-            flows = {fid: json.loads(text).get("interfaces", {}) for fid, text in config.get("flow", {}).items()}
-            for key in [k for k in self._clients if k[0] and flows.get(k[0]) != self.interfaces.get(k[0])]:
-                await self._clients.pop(key).stop()
-            self.interfaces = flows
+        self._global: dict[str, RequestClient[Any, Any]] = {}
 
     async def start(self) -> None:
         await super().start()
-        self._stack.push_async_callback(self._stop_clients)
+        self._stack.push_async_callback(self._stop_global_clients)
         app = web.Application(client_max_size=MAX_BODY, middlewares=[self._auth])
         app.router.add_post("/api/v1/flow/{flow}/service/{kind}", self._flow_service)
+        app.router.add_post("/api/v1/flow/{flow}/import/{kind}", self._flow_import)
         app.router.add_post("/api/v1/{kind}", self._global_service)
         app.router.add_get("/api/v1/health", self._health)
         runner = web.AppRunner(app, access_log=None)
@@ -75,10 +61,10 @@ class GatewayProcessor(FlowProcessor):
         auth = "bearer token required" if self.settings.gateway_secret else "no auth (loopback only)"
         log.info("gateway listening on http://%s:%d/ (%s)", host, self.port, auth)
 
-    async def _stop_clients(self) -> None:
-        for client in self._clients.values():
+    async def _stop_global_clients(self) -> None:
+        clients, self._global = list(self._global.values()), {}
+        for client in clients:
             await client.stop()
-        self._clients.clear()
 
     @web.middleware
     async def _auth(self, request: web.Request, handler):
@@ -93,30 +79,48 @@ class GatewayProcessor(FlowProcessor):
         return web.json_response({"status": "ok", "config-version": self.config_version,
                                   "flows": sorted(self.interfaces)})
 
+
     async def _global_service(self, request: web.Request) -> web.Response:
         kind = request.match_info["kind"]
         if kind not in GLOBAL_SERVICES:
             return _json_error(404, "unknown-service", f"no service {kind!r}; try one of {', '.join(GLOBAL_SERVICES)}")
-        topics = {"config": (CONFIG_REQUEST_TOPIC, CONFIG_RESPONSE_TOPIC),
-                  "flow": (FLOW_REQUEST_TOPIC, FLOW_RESPONSE_TOPIC)}[kind]
-        return await self._call(request, ("", kind), *topics, *GLOBAL_SERVICES[kind])
+        request_type, response_type, (request_topic, response_topic) = GLOBAL_SERVICES[kind]
+        client = self._global.get(kind)
+        if client is None:
+            client = await RequestClient(self.backend, request_topic, response_topic, request_type, response_type,
+                                         owner="gateway", timeout=self.settings.request_timeout).start()
+            if kind in self._global:  # another request won the race while we subscribed
+                await client.stop()
+            self._global.setdefault(kind, client)
+        return await self._call(request, self._global[kind], request_type)
 
     async def _flow_service(self, request: web.Request) -> web.Response:
         flow_id, kind = request.match_info["flow"], request.match_info["kind"]
-        interfaces = self.interfaces.get(flow_id)
-        if interfaces is None:
-            return _json_error(404, "unknown-flow", f"no running flow {flow_id!r}; running: "
-                               f"{', '.join(sorted(self.interfaces)) or 'none'}")
-        topics = interfaces.get(kind)
-        if kind not in FLOW_SERVICES or not isinstance(topics, Mapping):
-            offered = sorted(k for k, v in interfaces.items() if k in FLOW_SERVICES and isinstance(v, Mapping))
-            return _json_error(404, "unknown-service",
-                               f"flow {flow_id!r} has no service {kind!r}; it offers: {', '.join(offered) or 'none'}")
-        return await self._call(request, (flow_id, kind), Topic.parse(topics["request"]),
-                                Topic.parse(topics["response"]), *FLOW_SERVICES[kind])
+        if kind not in FLOW_SERVICES:
+            return _json_error(404, "unknown-service", f"no flow service {kind!r}; try one of {', '.join(FLOW_SERVICES)}")
+        request_type, response_type = FLOW_SERVICES[kind]
+        try:
+            client = await self.client(flow_id, kind, request_type, response_type)
+        except ConfigError as exc:
+            return _json_error(404, "unknown-flow" if flow_id not in self.interfaces else "unknown-service", str(exc))
+        return await self._call(request, client, request_type)
 
-    async def _call(self, request: web.Request, key: tuple[str, str], request_topic: Topic,
-                    response_topic: Topic, request_type, response_type) -> web.Response:
+    async def _flow_import(self, request: web.Request) -> web.Response:
+        """Publish one message on a flow's one-way interface (bulk triples, …); answers once it is sent."""
+        flow_id, kind = request.match_info["flow"], request.match_info["kind"]
+        if kind not in FLOW_IMPORTS:
+            return _json_error(404, "unknown-service", f"no import {kind!r}; try one of {', '.join(FLOW_IMPORTS)}")
+        message = await self._message(request, FLOW_IMPORTS[kind])
+        if isinstance(message, web.Response):
+            return message
+        try:
+            await self.send(flow_id, kind, message)
+        except ConfigError as exc:
+            return _json_error(404, "unknown-flow", str(exc))
+        return web.json_response({})
+
+    async def _message(self, request: web.Request, request_type) -> Any:
+        """The request body as `request_type`, or the 400 response that says what is wrong with it."""
         try:
             body = await request.json()
         except (json.JSONDecodeError, UnicodeDecodeError):
@@ -124,21 +128,16 @@ class GatewayProcessor(FlowProcessor):
         if not isinstance(body, dict):
             return _json_error(400, "bad-request", "request body must be a JSON object")
         try:
-            message = request_type.model_validate(body)
+            return request_type.model_validate(body)
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"]) or "body"
             return _json_error(400, "bad-request", f"{where}: {first['msg']}")
-        client = self._clients.get(key)
-        if client is None:
-            client = await RequestClient(self.backend, request_topic, response_topic, request_type,
-                                         response_type, owner="gateway",
-                                         timeout=self.settings.request_timeout).start()
-            if key in self._clients:  # another request won the race while we subscribed
-                await client.stop()
-                client = self._clients[key]
-            else:
-                self._clients[key] = client
+
+    async def _call(self, request: web.Request, client: RequestClient[Any, Any], request_type) -> web.Response:
+        message = await self._message(request, request_type)
+        if isinstance(message, web.Response):
+            return message
         try:
             response = await client.request(message)
         except RemoteError as exc:

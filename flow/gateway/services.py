@@ -2,16 +2,39 @@
 
 from __future__ import annotations
 
+from tracegraph.base.bus.topic import (
+    CONFIG_REQUEST_TOPIC, CONFIG_RESPONSE_TOPIC, FLOW_REQUEST_TOPIC, FLOW_RESPONSE_TOPIC, LIBRARIAN_REQUEST_TOPIC,
+    LIBRARIAN_RESPONSE_TOPIC, Topic,
+)
 from tracegraph.schemas.base import Message, Ping, Pong, ServiceResponse
 from tracegraph.schemas.config import ConfigRequest, ConfigResponse, FlowRequest, FlowResponse
+from tracegraph.schemas.embeddings import EmbeddingsRequest, EmbeddingsResponse, VectorQueryRequest, VectorQueryResponse
+from tracegraph.schemas.ingest import TriplesBatch
+from tracegraph.schemas.library import LibrarianRequest, LibrarianResponse
+from tracegraph.schemas.llm import TextCompletionRequest, TextCompletionResponse
+from tracegraph.schemas.triples import (
+    SparqlQueryRequest, SparqlQueryResponse, TriplesQueryRequest, TriplesQueryResponse,
+)
 
-# POST /api/v1/{kind}: services outside flows.
-GLOBAL_SERVICES: dict[str, tuple[type[Message], type[ServiceResponse]]] = {
-    "config": (ConfigRequest, ConfigResponse),
-    "flow": (FlowRequest, FlowResponse),
+# POST /api/v1/{kind}: services outside flows, with their fixed topics.
+GLOBAL_SERVICES: dict[str, tuple[type[Message], type[ServiceResponse], tuple[Topic, Topic]]] = {
+    "config": (ConfigRequest, ConfigResponse, (CONFIG_REQUEST_TOPIC, CONFIG_RESPONSE_TOPIC)),
+    "flow": (FlowRequest, FlowResponse, (FLOW_REQUEST_TOPIC, FLOW_RESPONSE_TOPIC)),
+    "librarian": (LibrarianRequest, LibrarianResponse, (LIBRARIAN_REQUEST_TOPIC, LIBRARIAN_RESPONSE_TOPIC)),
 }
 
 # POST /api/v1/flow/{flow}/service/{kind}: services a flow's blueprint exposes as interfaces.
 FLOW_SERVICES: dict[str, tuple[type[Message], type[ServiceResponse]]] = {
     "ping": (Ping, Pong),
+    "triples": (TriplesQueryRequest, TriplesQueryResponse),
+    "sparql": (SparqlQueryRequest, SparqlQueryResponse),
+    "embeddings": (EmbeddingsRequest, EmbeddingsResponse),
+    "graph-embeddings": (VectorQueryRequest, VectorQueryResponse),
+    "document-embeddings": (VectorQueryRequest, VectorQueryResponse),
+    "text-completion": (TextCompletionRequest, TextCompletionResponse),
+}
+
+# POST /api/v1/flow/{flow}/import/{kind}: one-way interfaces a client may publish to.
+FLOW_IMPORTS: dict[str, type[Message]] = {
+    "triples-bulk": TriplesBatch,
 }

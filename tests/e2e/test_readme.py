@@ -10,15 +10,22 @@ from support.procs import tg
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
-def test_main_job_runs_on_embedded_defaults(tmp_path):
-    result = tg("tg-demo", "--data-dir", str(tmp_path / "data"), "--pings", "20", timeout=120)
+def test_main_job_loads_the_corpus_and_traces_facts_to_documents(tmp_path):
+    result = tg("tg-demo", "--data-dir", str(tmp_path / "data"), timeout=300)
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    assert "TraceGraph stack up: config, gateway, ping on the inproc bus" in out
-    assert "started flow 'demo' from blueprint 'default'" in out
-    assert re.search(r"ping through gateway -> bus -> ping processor: 'demo/[0-9a-f]{8}: hello'", out)
-    assert "flows still running: none" in out
-    assert (tmp_path / "data" / "config.sqlite").exists()
+    assert "on the inproc bus" in out and "offline extractor (no LLM configured)" in out
+    assert len(re.findall(r"loaded \S+\.md", out)) == 3
+    counts = re.search(r"knowledge graph: (\d+) chunks, (\d+) facts in (\d+) subgraphs", out)
+    assert counts and int(counts.group(1)) >= 3 and int(counts.group(2)) >= 10
+    assert "(Helios Grid) --[depends on]--> (Corvid Analytics)" in out
+    assert re.search(r"Source: Chunk \d+ -> helios-grid", out)
+    assert out.rstrip().endswith("done")
+    assert "Traceback" not in result.stderr
+    again = tg("tg-demo", "--data-dir", str(tmp_path / "data"), timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert re.search(r"knowledge graph: (\d+) chunks, (\d+) facts", again.stdout).groups() == counts.groups()[:2], \
+        "a second run over the same data directory must not duplicate anything"
 
 
 def test_readme_names_the_commands_ci_runs():

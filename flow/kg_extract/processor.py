@@ -1,0 +1,101 @@
+"""kg-extract: each chunk → facts (default graph) + the subgraph that contains them (urn:graph:source)
++ entity contexts for the graph embeddings. LLM when one is configured, otherwise offline."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from tracegraph.base.errors import RemoteError, RequestTimeout, TransientError
+from tracegraph.base.flow import Flow
+from tracegraph.base.processor import FlowProcessor
+from tracegraph.base.provenance.extraction import Component, failed_extraction_triples, subgraph_triples
+from tracegraph.base.provenance.uris import entity_uri, subgraph_uri
+from tracegraph.base.specs import Client, Consumer, Producer
+from tracegraph.flow.kg_extract import llm, offline
+from tracegraph.flow.kg_extract.facts import Extraction, mentioned, to_triples
+from tracegraph.schemas.ingest import EntityContext, EntityContexts, TextChunk, Triples
+from tracegraph.schemas.llm import TextCompletionRequest, TextCompletionResponse
+
+log = logging.getLogger(__name__)
+COMPONENT = Component("kg-extract", "1.0")
+RECHECK_LLM_SECONDS = 60.0
+
+
+class KnowledgeExtractor(FlowProcessor):
+    name = "kg-extract"
+    input = Consumer("input", TextChunk, prefetch=4)
+    triples = Producer("triples", Triples)
+    entities = Producer("entity-contexts", EntityContexts)
+    completion = Client("text-completion", TextCompletionRequest, TextCompletionResponse)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._offline_until = 0.0  # in "auto" mode: no LLM was configured when we last asked
+        self.failed_chunks = 0
+
+    def _use_llm(self) -> bool:
+        mode = self.settings.extractor
+        return mode == "llm" or (mode == "auto" and time.monotonic() >= self._offline_until)
+
+    @input.handler
+    async def extract(self, chunk: TextChunk, flow: Flow) -> None:
+        model: str | None = None
+        extractor = "offline"
+        try:
+            if self._use_llm():
+                extraction, model = await self._with_llm(chunk, flow)
+                extractor = "llm" if model is not None else "offline"
+            else:
+                extraction = offline.extract(chunk.text)
+        except (llm.ExtractionFailed, RemoteError, TransientError) as exc:
+            # The LLM client already retried transient failures; report rather than loop forever.
+            await self._record_failure(chunk, flow, "llm", str(exc))
+            return
+        await self._emit(chunk, flow, extraction, extractor, model)
+
+    async def _with_llm(self, chunk: TextChunk, flow: Flow) -> tuple[Extraction, str | None]:
+        """LLM extraction; in auto mode, offline (model None) when no endpoint is configured."""
+        used: list[str] = []
+
+        async def ask(system: str, prompt: str) -> str:
+            try:
+                reply = await flow[self.completion].request(TextCompletionRequest(system=system, prompt=prompt))
+            except RequestTimeout as exc:
+                raise TransientError(str(exc)) from exc
+            used.append(reply.model or "")
+            return reply.response
+
+        try:
+            extraction = await llm.extract(chunk.text, ask)
+        except RemoteError as exc:
+            if exc.type == "llm-unavailable" and self.settings.extractor == "auto":
+                log.info("no LLM configured: extracting offline (will ask again in %.0fs)", RECHECK_LLM_SECONDS)
+                self._offline_until = time.monotonic() + RECHECK_LLM_SECONDS
+                return offline.extract(chunk.text), None
+            raise
+        return extraction, (used[-1] if used else None)
+
+    async def _emit(self, chunk: TextChunk, flow: Flow, extraction: Extraction, extractor: str,
+                    model: str | None) -> None:
+        meta = chunk.metadata
+        facts, labels = to_triples(extraction)
+        subgraph = subgraph_uri(meta.id, extractor)
+        provenance = subgraph_triples(subgraph, meta.id, facts, component=COMPONENT, timestamp=meta.time,
+                                      extractor=extractor, llm_model=model)
+        await flow[self.triples].send(Triples(metadata=meta, triples=facts + labels + provenance))
+        contexts = [EntityContext(entity=entity_uri(label), label=label,
+                                  context=extraction.definitions.get(label, ""), chunk=meta.id)
+                    for label in mentioned(extraction)]
+        if contexts:
+            await flow[self.entities].send(EntityContexts(metadata=meta, entities=contexts))
+
+    async def _record_failure(self, chunk: TextChunk, flow: Flow, extractor: str, error: str) -> None:
+        """Never a silent gap: the chunk's subgraph says extraction failed, and why."""
+        self.failed_chunks += 1
+        log.error("extraction failed for chunk %s of %s: %s", chunk.metadata.id, chunk.document, error)
+        meta = chunk.metadata
+        # Its own subgraph id: a later successful extraction does not mix with this record.
+        record = failed_extraction_triples(subgraph_uri(meta.id, f"{extractor}:failed"), meta.id, component=COMPONENT,
+                                           timestamp=meta.time, extractor=extractor, error=error[:1000])
+        await flow[self.triples].send(Triples(metadata=meta, triples=record))

@@ -1,0 +1,1 @@
+"""Librarian: documents and answers per user and collection, and sending documents into flows."""

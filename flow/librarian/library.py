@@ -1,0 +1,99 @@
+"""The library's records: document and processing metadata in SQLite, document bytes in a blob store."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from tracegraph.base.errors import ConfigError
+from tracegraph.base.stores.files import FileBlobStore
+from tracegraph.base.stores.protocol import CollectionRef
+from tracegraph.base.stores.sqlite import SqliteDatabase
+from tracegraph.schemas.library import DocumentMetadata, ProcessingMetadata
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS documents (user TEXT NOT NULL, id TEXT NOT NULL, collection TEXT NOT NULL,
+    type TEXT NOT NULL, metadata TEXT NOT NULL, PRIMARY KEY (user, id));
+CREATE TABLE IF NOT EXISTS processing (user TEXT NOT NULL, id TEXT NOT NULL, document TEXT NOT NULL,
+    metadata TEXT NOT NULL, PRIMARY KEY (user, id));
+CREATE INDEX IF NOT EXISTS processing_by_document ON processing (user, document);
+"""
+
+
+class Library:
+    """Per-user records; a user never sees another user's documents, even with the same id."""
+
+    def __init__(self, root: Path) -> None:
+        self.db = SqliteDatabase(root / "library.sqlite", _SCHEMA)
+        self.blobs = FileBlobStore(root / "blobs")
+
+    async def open(self) -> "Library":
+        await self.db.open()
+        return self
+
+    async def close(self) -> None:
+        await self.db.close()
+
+    async def add(self, meta: DocumentMetadata, content: bytes) -> bool:
+        """Store a document; False if the same id is already there (same content: nothing to do)."""
+        existing = await self.get(meta.user, meta.id)
+        if existing is not None:
+            if existing.size == len(content) and await self.content(existing) == content:
+                return False
+            raise ConfigError(f"document {meta.id!r} already exists with other content; remove it first")
+        await self.blobs.put(_ref(meta), meta.id, content)
+        await self.db.run(lambda db: db.execute(
+            "INSERT INTO documents VALUES (?, ?, ?, ?, ?)",
+            (meta.user, meta.id, meta.collection, meta.document_type, meta.model_dump_json(by_alias=True))))
+        return True
+
+    async def get(self, user: str, document_id: str) -> DocumentMetadata | None:
+        row = await self.db.fetchone("SELECT metadata FROM documents WHERE user=? AND id=?", user, document_id)
+        return DocumentMetadata.model_validate_json(row[0]) if row else None
+
+    async def require(self, user: str, document_id: str) -> DocumentMetadata:
+        meta = await self.get(user, document_id)
+        if meta is None:
+            raise ConfigError(f"no document {document_id!r} in the library of user {user!r}")
+        return meta
+
+    async def content(self, meta: DocumentMetadata) -> bytes:
+        return await self.blobs.get(_ref(meta), meta.id)
+
+    async def documents(self, user: str, collection: str | None, document_type: str | None = None
+                        ) -> list[DocumentMetadata]:
+        sql, params = "SELECT metadata FROM documents WHERE user=?", [user]
+        if collection:
+            sql, params = sql + " AND collection=?", params + [collection]
+        if document_type:
+            sql, params = sql + " AND type=?", params + [document_type]
+        rows = await self.db.fetchall(sql + " ORDER BY id", *params)
+        return [DocumentMetadata.model_validate_json(r[0]) for r in rows]
+
+    async def remove(self, meta: DocumentMetadata) -> None:
+        def delete(db: sqlite3.Connection) -> None:
+            db.execute("DELETE FROM documents WHERE user=? AND id=?", (meta.user, meta.id))
+            db.execute("DELETE FROM processing WHERE user=? AND document=?", (meta.user, meta.id))
+        await self.db.transaction(delete)
+        await self.blobs.delete(_ref(meta), meta.id)
+
+    async def add_processing(self, record: ProcessingMetadata) -> None:
+        await self.db.run(lambda db: db.execute(
+            "INSERT OR REPLACE INTO processing VALUES (?, ?, ?, ?)",
+            (record.user, record.id, record.document_id, record.model_dump_json(by_alias=True))))
+
+    async def processing(self, user: str, document_id: str | None = None) -> list[ProcessingMetadata]:
+        sql, params = "SELECT metadata FROM processing WHERE user=?", [user]
+        if document_id:
+            sql, params = sql + " AND document=?", params + [document_id]
+        rows = await self.db.fetchall(sql + " ORDER BY id", *params)
+        return [ProcessingMetadata.model_validate_json(r[0]) for r in rows]
+
+    async def remove_processing(self, user: str, processing_id: str) -> bool:
+        cursor = await self.db.run(lambda db: db.execute(
+            "DELETE FROM processing WHERE user=? AND id=?", (user, processing_id)))
+        return cursor.rowcount > 0
+
+
+def _ref(meta: DocumentMetadata) -> CollectionRef:
+    return CollectionRef(meta.user, meta.collection)

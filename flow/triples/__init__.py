@@ -1,0 +1,1 @@
+"""Triples store processor: writes quads, answers pattern and SPARQL queries, removes documents."""

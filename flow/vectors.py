@@ -1,0 +1,92 @@
+"""graph-embeddings and document-embeddings: entity and chunk vectors, stored and searched.
+
+Both embed through the flow's `embeddings` service and keep vectors in Qdrant (local folder by
+default, a server with TG_QDRANT_URL). In local mode each keeps its own folder: Qdrant locks
+a folder to one process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import ClassVar
+
+from tracegraph.base.flow import Flow
+from tracegraph.base.processor import FlowProcessor
+from tracegraph.base.settings import RuntimeSettings
+from tracegraph.base.specs import Client, Consumer, Service
+from tracegraph.base.stores.protocol import CollectionRef, VectorItem, VectorKind, VectorStore
+from tracegraph.base.stores.qdrant import QdrantVectorStore
+from tracegraph.schemas.embeddings import (
+    EmbeddingsRequest, EmbeddingsResponse, VectorMatch, VectorQueryRequest, VectorQueryResponse,
+    VectorRemovalRequest, VectorRemovalResponse,
+)
+from tracegraph.schemas.ingest import EntityContexts, TextChunk
+
+
+def open_vector_store(settings: RuntimeSettings, folder: str) -> VectorStore:
+    if settings.qdrant_url:
+        return QdrantVectorStore(url=settings.qdrant_url, api_key=settings.qdrant_api_key)
+    return QdrantVectorStore(path=settings.data_dir / "vectors" / folder)
+
+
+class VectorProcessor(FlowProcessor):
+    """Shared by both: the store, nearest-neighbour queries, and removal by ids."""
+
+    kind: ClassVar[VectorKind]
+    embeddings = Client("embeddings", EmbeddingsRequest, EmbeddingsResponse)
+    query = Service("query", VectorQueryRequest, VectorQueryResponse, prefetch=32)
+    remove = Service("remove", VectorRemovalRequest, VectorRemovalResponse, prefetch=2)
+
+    async def start(self) -> None:
+        self.store = open_vector_store(self.settings, self.kind)
+        self._stack.push_async_callback(self.store.aclose)
+        await super().start()
+
+    async def embed(self, flow: Flow, texts: list[str]) -> list[list[float]]:
+        return (await flow[self.embeddings].request(EmbeddingsRequest(texts=texts))).vectors
+
+    @query.handler
+    async def nearest(self, req: VectorQueryRequest, flow: Flow) -> AsyncIterator[VectorQueryResponse]:
+        hits = await self.store.search(CollectionRef(req.user, req.collection), self.kind, req.vector, req.limit)
+        yield VectorQueryResponse(matches=[
+            VectorMatch(id=h.id, score=h.score, text=h.payload.get("text"), document=h.payload.get("document"))
+            for h in hits])
+
+    @remove.handler
+    async def forget(self, req: VectorRemovalRequest, flow: Flow) -> AsyncIterator[VectorRemovalResponse]:
+        ref = CollectionRef(req.user, req.collection)
+        removed = await self.store.delete(ref, self.kind, req.ids) if req.ids else 0
+        if req.document:
+            removed += await self.store.delete_where(ref, self.kind, "document", req.document)
+        yield VectorRemovalResponse(removed=removed)
+
+
+class GraphEmbeddingsProcessor(VectorProcessor):
+    """Entity vectors, embedded from each entity's label, so a concept finds the entities it names."""
+
+    name = "graph-embeddings"
+    kind = "entity"
+    input = Consumer("input", EntityContexts, prefetch=8)
+
+    @input.handler
+    async def index(self, message: EntityContexts, flow: Flow) -> None:
+        entities = list({e.entity: e for e in message.entities}.values())
+        vectors = await self.embed(flow, [e.label for e in entities])
+        meta = message.metadata
+        await self.store.upsert(CollectionRef(meta.user, meta.collection), self.kind, [
+            VectorItem(e.entity, v, {"label": e.label}) for e, v in zip(entities, vectors)])
+
+
+class DocumentEmbeddingsProcessor(VectorProcessor):
+    """Chunk vectors, with the chunk's text and document in the payload for Document RAG."""
+
+    name = "document-embeddings"
+    kind = "chunk"
+    input = Consumer("input", TextChunk, prefetch=8)
+
+    @input.handler
+    async def index(self, chunk: TextChunk, flow: Flow) -> None:
+        [vector] = await self.embed(flow, [chunk.text])
+        meta = chunk.metadata
+        await self.store.upsert(CollectionRef(meta.user, meta.collection), self.kind, [
+            VectorItem(meta.id, vector, {"text": chunk.text, "document": chunk.document, "index": chunk.index})])

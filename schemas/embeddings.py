@@ -1,0 +1,66 @@
+"""Embedding and vector search services."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field
+
+from tracegraph.schemas.base import Message, ServiceResponse
+
+
+class EmbeddingsRequest(Message):
+    schema_name: ClassVar[str] = "embeddings-request"
+
+    texts: list[str] = Field(max_length=1024)
+
+
+class EmbeddingsResponse(ServiceResponse):
+    schema_name: ClassVar[str] = "embeddings-response"
+
+    vectors: list[list[float]] = []
+    model: str | None = None
+    end_of_stream: bool = False
+
+
+class VectorQueryRequest(Message):
+    """Nearest entities (graph embeddings) or chunks (document embeddings) to a vector."""
+
+    schema_name: ClassVar[str] = "vector-query-request"
+
+    vector: list[float]
+    limit: int = Field(10, ge=1, le=1000)
+    user: str = "default"
+    collection: str = "default"
+
+
+class VectorMatch(Message):
+    id: str
+    score: float
+    text: str | None = None  # chunk text, for document embeddings
+    document: str | None = None
+
+
+class VectorQueryResponse(ServiceResponse):
+    schema_name: ClassVar[str] = "vector-query-response"
+
+    matches: list[VectorMatch] = []
+    end_of_stream: bool = False
+
+
+class VectorRemovalRequest(Message):
+    """Delete vectors by id, or every chunk vector of a document."""
+
+    schema_name: ClassVar[str] = "vector-removal-request"
+
+    ids: list[str] = []
+    document: str | None = None
+    user: str = "default"
+    collection: str = "default"
+
+
+class VectorRemovalResponse(ServiceResponse):
+    schema_name: ClassVar[str] = "vector-removal-response"
+
+    removed: int = 0
+    end_of_stream: bool = False

@@ -1,0 +1,76 @@
+"""Messages that flow through ingest: document → pages → chunks → triples and vectors."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import Field
+
+from tracegraph.schemas.base import Message
+from tracegraph.schemas.rdf import Triple
+
+
+class Metadata(Message):
+    """Who a message belongs to and what it derives from: `id` of the item, `root` document."""
+
+    id: str
+    root: str
+    user: str = "default"
+    collection: str = "default"
+    time: str = ""  # the root document's library time, stamped on provenance activities
+
+
+class DocumentLoad(Message):
+    """A library document to process: the chunker reads its content from the librarian."""
+
+    schema_name: ClassVar[str] = "document-load"
+
+    metadata: Metadata
+    kind: str  # MIME type: text/plain, text/markdown, application/pdf
+    title: str = ""
+
+
+class TextChunk(Message):
+    """One chunk of a document with its text inline (small: at most the chunk size)."""
+
+    schema_name: ClassVar[str] = "chunk"
+
+    metadata: Metadata  # metadata.id is the chunk URI
+    text: str
+    document: str
+    index: int = Field(ge=1)
+
+
+class Triples(Message):
+    """A small set of quads (provenance, explain events): typed, validated triples."""
+
+    schema_name: ClassVar[str] = "triples"
+
+    metadata: Metadata
+    triples: list[Triple]
+
+
+class TriplesBatch(Message):
+    """Bulk quads as N-Quads text, parsed by the store engine (faster than one model per triple)."""
+
+    schema_name: ClassVar[str] = "triples-batch"
+
+    metadata: Metadata
+    nquads: str
+    count: int = 0
+
+
+class EntityContext(Message):
+    entity: str
+    label: str
+    context: str = ""
+    chunk: str = ""
+
+
+class EntityContexts(Message):
+    """Entities found in a chunk, with text to embed them by."""
+
+    schema_name: ClassVar[str] = "entity-contexts"
+
+    metadata: Metadata
+    entities: list[EntityContext]

@@ -1,0 +1,80 @@
+"""Triples store services: pattern queries, read-only SPARQL, and removal of a document's triples."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from tracegraph.schemas.base import Message, ServiceResponse
+from tracegraph.schemas.rdf import IriTerm, Term, Triple
+
+
+class TriplesQueryRequest(Message):
+    """Upstream's shape: any of s/p/o unbound; `g` absent = default graph, "*" = all graphs."""
+
+    schema_name: ClassVar[str] = "triples-query-request"
+
+    s: Term | None = None
+    p: IriTerm | None = None
+    o: Term | None = None
+    g: str | None = None
+    limit: int = Field(10_000, ge=1, le=1_000_000)
+    user: str = "default"
+    collection: str = "default"
+
+
+class TriplesQueryResponse(ServiceResponse):
+    schema_name: ClassVar[str] = "triples-query-response"
+    final_field: ClassVar[str] = "is_final"
+
+    triples: list[Triple] = []
+    is_final: bool = False
+
+
+class SparqlQueryRequest(Message):
+    schema_name: ClassVar[str] = "sparql-query-request"
+
+    query: str
+    limit: int = Field(10_000, ge=1, le=1_000_000)
+    user: str = "default"
+    collection: str = "default"
+
+
+class SparqlBinding(Message):
+    values: dict[str, Term]
+
+
+class SparqlQueryResponse(ServiceResponse):
+    """SELECT → variables + bindings; ASK → boolean; CONSTRUCT/DESCRIBE → triples."""
+
+    schema_name: ClassVar[str] = "sparql-query-response"
+    final_field: ClassVar[str] = "is_final"
+
+    kind: Literal["bindings", "boolean", "triples"] | None = None
+    variables: list[str] = []
+    bindings: list[dict[str, Term]] = []
+    boolean: bool | None = None
+    triples: list[Triple] = []
+    truncated: bool = False
+    is_final: bool = False
+
+
+class DocumentRemovalRequest(Message):
+    """Remove what a document contributed: its provenance and the facts no other document supports."""
+
+    schema_name: ClassVar[str] = "document-removal-request"
+
+    document: str
+    user: str = "default"
+    collection: str = "default"
+
+
+class DocumentRemovalResponse(ServiceResponse):
+    schema_name: ClassVar[str] = "document-removal-response"
+    final_field: ClassVar[str] = "is_final"
+
+    removed: int = 0
+    chunks: list[str] = []
+    orphaned_entities: list[str] = []  # entities nothing else mentions any more
+    is_final: bool = False

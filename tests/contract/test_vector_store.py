@@ -1,0 +1,281 @@
+"""The vector store contract, written once and run on every engine: Qdrant local (always) and server (TG_QDRANT_URL)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import AsyncIterator, Callable
+
+import numpy as np
+import pytest
+
+from tracegraph.base.errors import ConfigError, TransientError
+from tracegraph.base.stores.protocol import CollectionRef, VectorItem, VectorStore
+from tracegraph.base.stores.qdrant import QdrantVectorStore
+from support.names import unique
+
+pytestmark = pytest.mark.timeout(120)
+
+# Read now: the autouse clean_environ fixture removes TG_* variables before each test.
+QDRANT_URL = os.environ.get("TG_QDRANT_URL")
+QDRANT_API_KEY = os.environ.get("TG_QDRANT_API_KEY")
+
+ENGINES = [
+    "qdrant-local",
+    pytest.param("qdrant-server", marks=pytest.mark.skipif(not QDRANT_URL, reason="TG_QDRANT_URL not set")),
+]
+
+E1 = "http://example.org/entity/1"
+E2 = "http://example.org/entity/2"
+E3 = "http://example.org/entity/3"
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+async def store(engine: str, tmp_path) -> AsyncIterator[VectorStore]:
+    if engine == "qdrant-local":
+        vectors = QdrantVectorStore(path=tmp_path / "qdrant")
+    else:
+        vectors = QdrantVectorStore(url=QDRANT_URL, api_key=QDRANT_API_KEY)
+    yield vectors
+    await vectors.aclose()
+
+
+@pytest.fixture
+async def new_ref(store: VectorStore) -> AsyncIterator[Callable[..., CollectionRef]]:
+    """Collections under users no other test or run uses (a shared server keeps them), dropped afterwards."""
+    made: list[CollectionRef] = []
+
+    def factory(collection: str = "docs", user: str | None = None) -> CollectionRef:
+        ref = CollectionRef(user or unique("u"), collection)
+        made.append(ref)
+        return ref
+
+    yield factory
+    for ref in made:
+        await store.drop(ref)
+
+
+async def test_search_gives_nearest_first_with_cosine_scores(store, new_ref):
+    ref = new_ref()
+    vectors = {E1: [1.0, 0.0, 0.0], E2: [0.8, 0.6, 0.0], E3: [0.0, 1.0, 0.0],
+               "http://example.org/entity/4": [-2.0, 0.0, 0.0]}
+    await store.upsert(ref, "entity", [VectorItem(id, v) for id, v in vectors.items()])
+    hits = await store.search(ref, "entity", [3.0, 0.0, 0.0], limit=10)
+    assert [h.id for h in hits] == [E1, E2, E3, "http://example.org/entity/4"]
+    assert [h.score for h in hits] == pytest.approx([1.0, 0.8, 0.0, -1.0], abs=1e-5)
+    assert all(-1.0 - 1e-6 <= h.score <= 1.0 + 1e-6 for h in hits)
+    top = await store.search(ref, "entity", [0.0, 2.0, 0.0], limit=2)
+    assert [h.id for h in top] == [E3, E2]
+
+
+async def test_payload_round_trips(store, new_ref):
+    ref = new_ref()
+    odd_id = "http://example.org/ünïcode/entity#x?y=1&z=2"
+    payload = {"document": "urn:doc:1", "label": "Zürich ☃", "n": 3, "x": 0.25, "ok": True,
+               "tags": ["a", "b"], "nested": {"k": [1, 2]}}
+    await store.upsert(ref, "chunk", [VectorItem(odd_id, [0.1, 0.2, 0.3, 0.4], payload)])
+    [hit] = await store.search(ref, "chunk", [0.1, 0.2, 0.3, 0.4])
+    assert hit.id == odd_id
+    assert dict(hit.payload) == payload
+
+
+async def test_upserting_the_same_id_again_overwrites(store, new_ref):
+    ref = new_ref()
+    await store.upsert(ref, "entity", [VectorItem(E1, [1.0, 0.0], {"v": 1}), VectorItem(E2, [0.0, 1.0], {"v": 1})])
+    await store.upsert(ref, "entity", [VectorItem(E1, [0.0, 1.0], {"v": 2})])
+    await store.upsert(ref, "entity", [VectorItem(E1, [0.0, 1.0], {"v": 2})])  # idempotent
+    hits = await store.search(ref, "entity", [0.0, 1.0], limit=10)
+    assert sorted((h.id, h.payload["v"]) for h in hits) == [(E1, 2), (E2, 1)]
+    assert all(h.score == pytest.approx(1.0, abs=1e-5) for h in hits)
+
+
+async def test_the_last_of_duplicate_ids_in_one_batch_wins(store, new_ref):
+    ref = new_ref()
+    await store.upsert(ref, "chunk", [VectorItem(E1, [1.0, 0.0], {"v": 1}), VectorItem(E1, [0.0, 1.0], {"v": 2})])
+    [hit] = await store.search(ref, "chunk", [0.0, 1.0])
+    assert (hit.id, hit.payload["v"], round(hit.score, 4)) == (E1, 2, 1.0)
+
+
+async def test_entity_and_chunk_vectors_are_kept_apart(store, new_ref):
+    ref = new_ref()
+    await store.upsert(ref, "entity", [VectorItem(E1, [1.0, 0.0, 0.0])])
+    assert await store.search(ref, "chunk", [1.0, 0.0, 0.0]) == []
+    await store.upsert(ref, "chunk", [VectorItem(E2, [1.0, 0.0, 0.0, 0.0, 0.0])])  # each kind has its own size
+    assert [h.id for h in await store.search(ref, "entity", [1.0, 0.0, 0.0])] == [E1]
+    assert [h.id for h in await store.search(ref, "chunk", [1.0, 0.0, 0.0, 0.0, 0.0])] == [E2]
+    assert await store.delete(ref, "chunk", [E1]) == 0
+    assert [h.id for h in await store.search(ref, "entity", [1.0, 0.0, 0.0])] == [E1]
+
+
+async def test_users_and_collections_are_isolated(store, new_ref):
+    alice = unique("alice")
+    refs = [new_ref("docs", alice), new_ref("docs"), new_ref("other", alice),
+            # names that would run together if joined with "__" alone
+            new_ref("c", f"{alice}__b"), new_ref("b__c", alice),
+            # names that differ only in case (one folder on a case-insensitive filesystem)
+            new_ref("Docs", alice)]
+    for n, ref in enumerate(refs):
+        await store.upsert(ref, "chunk", [VectorItem(f"urn:v:{n}", [1.0, 0.5], {"owner": str(ref)})])
+    for n, ref in enumerate(refs):
+        hits = await store.search(ref, "chunk", [1.0, 0.5], limit=10)
+        assert [(h.id, h.payload["owner"]) for h in hits] == [(f"urn:v:{n}", str(ref))]
+
+
+async def test_delete_by_ids_counts_what_existed(store, new_ref):
+    ref = new_ref()
+    await store.upsert(ref, "entity", [VectorItem(E1, [1.0, 0.0]), VectorItem(E2, [0.9, 0.1]),
+                                       VectorItem(E3, [0.0, 1.0])])
+    assert await store.delete(ref, "entity", [E1, E2, E2, "urn:never-stored"]) == 2
+    assert [h.id for h in await store.search(ref, "entity", [1.0, 0.0], limit=10)] == [E3]
+    assert await store.delete(ref, "entity", [E1]) == 0
+    assert await store.delete(ref, "entity", []) == 0
+    assert await store.delete(new_ref(), "entity", [E3]) == 0  # unknown collection
+
+
+async def test_delete_where_removes_vectors_by_payload_value(store, new_ref):
+    ref = new_ref()
+    items = [VectorItem(f"urn:chunk:{doc}:{i}", [1.0, float(i)], {"document": f"urn:doc:{doc}", "lang": lang})
+             for doc, count, lang in (("a", 3, "en"), ("b", 2, "de")) for i in range(count)]
+    await store.upsert(ref, "chunk", items)
+    assert await store.delete_where(ref, "chunk", "document", "urn:doc:a") == 3
+    left = await store.search(ref, "chunk", [1.0, 0.0], limit=10)
+    assert sorted(h.id for h in left) == ["urn:chunk:b:0", "urn:chunk:b:1"]
+    assert await store.delete_where(ref, "chunk", "document", "urn:doc:a") == 0
+    assert await store.delete_where(ref, "chunk", "lang", "de") == 2  # any payload key
+    assert await store.search(ref, "chunk", [1.0, 0.0]) == []
+    assert await store.delete_where(new_ref(), "chunk", "document", "urn:doc:a") == 0  # unknown collection
+
+
+async def test_drop_removes_both_kinds_of_one_collection_only(store, new_ref):
+    ref = new_ref()
+    kept = new_ref("kept", ref.user)
+    for r in (ref, kept):
+        await store.upsert(r, "entity", [VectorItem(E1, [1.0, 0.0])])
+        await store.upsert(r, "chunk", [VectorItem(E2, [0.0, 1.0, 0.0])])
+    await store.drop(ref)
+    assert await store.search(ref, "entity", [1.0, 0.0]) == []
+    assert await store.search(ref, "chunk", [0.0, 1.0, 0.0]) == []
+    assert [h.id for h in await store.search(kept, "entity", [1.0, 0.0])] == [E1]
+    assert [h.id for h in await store.search(kept, "chunk", [0.0, 1.0, 0.0])] == [E2]
+    await store.drop(ref)  # dropping again is harmless
+    await store.upsert(ref, "entity", [VectorItem(E3, [0.0, 0.0, 0.0, 1.0])])  # recreated, at a new size
+    assert [h.id for h in await store.search(ref, "entity", [0.0, 0.0, 0.0, 1.0])] == [E3]
+
+
+async def test_search_of_an_unknown_collection_gives_nothing(store, new_ref):
+    ref = new_ref()
+    assert await store.search(ref, "entity", [1.0, 0.0]) == []
+    assert await store.search(ref, "chunk", [1.0, 0.0]) == []
+    await store.drop(ref)  # dropping what never existed is harmless
+
+
+async def test_another_vector_size_is_a_clear_error(store, new_ref):
+    ref = new_ref()
+    await store.upsert(ref, "chunk", [VectorItem(E1, [1.0, 0.0, 0.0])])
+    with pytest.raises(ConfigError, match=r"holds 3-dimensional vectors, the batch has 4"):
+        await store.upsert(ref, "chunk", [VectorItem(E2, [1.0, 0.0, 0.0, 0.0])])
+    with pytest.raises(ConfigError, match=r"holds 3-dimensional vectors, the query vector has 2"):
+        await store.search(ref, "chunk", [1.0, 0.0])
+    with pytest.raises(ConfigError, match=r"mixes vector sizes \[2, 3\]"):
+        await store.upsert(ref, "chunk", [VectorItem(E2, [1.0, 0.0]), VectorItem(E3, [1.0, 0.0, 0.0])])
+    assert [h.id for h in await store.search(ref, "chunk", [1.0, 0.0, 0.0], limit=10)] == [E1]
+
+
+async def test_reserved_payload_key_is_refused(store, new_ref):
+    with pytest.raises(ConfigError, match="reserved"):
+        await store.upsert(new_ref(), "chunk", [VectorItem(E1, [1.0], {"_tg_id": "x"})])
+
+
+async def test_a_batch_of_1000_vectors(store, new_ref):
+    ref = new_ref()
+    rng = np.random.default_rng(7)
+    matrix = rng.normal(size=(1000, 32)).astype(np.float32)
+    await store.upsert(ref, "chunk", [VectorItem(f"urn:chunk:{i}", row, {"document": f"urn:doc:{i % 10}"})
+                                      for i, row in enumerate(matrix)])
+    for i in (0, 1, 499, 998, 999):
+        [best, *_] = await store.search(ref, "chunk", matrix[i].tolist(), limit=3)
+        assert (best.id, best.payload["document"]) == (f"urn:chunk:{i}", f"urn:doc:{i % 10}")
+        assert best.score == pytest.approx(1.0, abs=1e-4)
+    assert await store.delete_where(ref, "chunk", "document", "urn:doc:3") == 100
+
+
+async def test_concurrent_first_upserts_create_the_collection_once(store, new_ref):
+    ref = new_ref()
+    await asyncio.gather(*(store.upsert(ref, "entity", [VectorItem(f"urn:e:{i}", [1.0, float(i)])])
+                           for i in range(8)))
+    assert len(await store.search(ref, "entity", [1.0, 0.0], limit=20)) == 8
+
+
+# Local mode only: persistence, and the folder lock.
+
+async def test_local_vectors_survive_reopening(tmp_path):
+    ref = CollectionRef("alice", "docs")
+    async with QdrantVectorStore(path=tmp_path) as vectors:
+        await vectors.upsert(ref, "chunk", [VectorItem(E1, [0.6, 0.8], {"document": "urn:doc:1"})])
+    async with QdrantVectorStore(path=tmp_path) as vectors:
+        [hit] = await vectors.search(ref, "chunk", [0.6, 0.8])
+        assert (hit.id, dict(hit.payload)) == (E1, {"document": "urn:doc:1"})
+        with pytest.raises(ConfigError, match="holds 2-dimensional"):  # the size is remembered too
+            await vectors.upsert(ref, "chunk", [VectorItem(E2, [1.0, 0.0, 0.0])])
+
+
+async def test_local_folder_open_in_another_process_is_a_clear_error(tmp_path):
+    child = ("import asyncio, sys\n"
+             "from tracegraph.base.stores.qdrant import QdrantVectorStore\n"
+             "async def main():\n"
+             "    try:\n"
+             "        await QdrantVectorStore(path=sys.argv[1]).open()\n"
+             "    except Exception as exc:\n"
+             "        print(type(exc).__name__, exc)\n"
+             "asyncio.run(main())\n")
+    async with QdrantVectorStore(path=tmp_path) as vectors:
+        await vectors.upsert(CollectionRef("alice", "docs"), "chunk", [VectorItem(E1, [1.0, 0.0])])
+        proc = await asyncio.create_subprocess_exec(sys.executable, "-c", child, str(tmp_path),
+                                                    stdout=asyncio.subprocess.PIPE)
+        out, _ = await asyncio.wait_for(proc.communicate(), 60)
+    assert out.decode().startswith("ConfigError Qdrant local folder"), out
+    assert "locked by another process" in out.decode()
+    assert "url=" in out.decode()
+
+
+async def test_local_folder_open_twice_in_one_process_is_a_clear_error(tmp_path):
+    async with QdrantVectorStore(path=tmp_path):
+        with pytest.raises(ConfigError, match="locked by another process or store"):
+            await QdrantVectorStore(path=tmp_path).open()
+    async with QdrantVectorStore(path=tmp_path):  # released on close
+        pass
+
+
+async def test_closed_store_refuses_further_calls(tmp_path):
+    vectors = QdrantVectorStore(path=tmp_path)
+    await vectors.aclose()
+    await vectors.aclose()
+    with pytest.raises(ConfigError, match="closed"):
+        await vectors.search(CollectionRef("alice", "docs"), "chunk", [1.0])
+
+
+def test_exactly_one_of_path_or_url():
+    with pytest.raises(ConfigError, match="exactly one"):
+        QdrantVectorStore()
+    with pytest.raises(ConfigError, match="exactly one"):
+        QdrantVectorStore(path="x", url="http://127.0.0.1:6333")
+
+
+async def test_unreachable_server_is_a_transient_error():
+    import socket
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    vectors = QdrantVectorStore(url=f"http://127.0.0.1:{port}", timeout=2)
+    try:
+        with pytest.raises(TransientError, match=f"cannot reach Qdrant at http://127.0.0.1:{port}"):
+            await vectors.search(CollectionRef("alice", "docs"), "chunk", [1.0])
+    finally:
+        await vectors.aclose()
+

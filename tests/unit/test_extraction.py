@@ -1,0 +1,70 @@
+"""Offline extraction, LLM reply parsing, and how findings become facts with deterministic IRIs."""
+
+import pytest
+
+from tracegraph.base.provenance.uris import entity_uri, relation_uri, slug
+from tracegraph.base.provenance.vocab import RDFS, SKOS
+from tracegraph.flow.kg_extract import llm, offline
+from tracegraph.flow.kg_extract.facts import Extraction, Relation, mentioned, to_triples
+
+TEXT = ("Helios Grid is a regional energy operator that runs the network of Northern Vale. "
+        "Helios Grid depends on Corvid Analytics for load forecasting. "
+        "Corvid Analytics was acquired by Tarn Holdings in 2021. Dr. Ada Kern leads the Corvid Analytics team.")
+
+
+def test_offline_finds_pattern_relations_and_definitions():
+    found = offline.extract(TEXT)
+    assert Relation("Helios Grid", "depends on", "Corvid Analytics") in found.relations
+    assert Relation("Corvid Analytics", "was acquired by", "Tarn Holdings") in found.relations
+    assert Relation("Helios Grid", "is a", "regional energy operator") in found.relations
+    assert found.definitions["Helios Grid"].startswith("Helios Grid is a regional energy operator")
+    assert "Dr Ada Kern" in found.definitions  # "Dr." does not end the sentence
+
+
+def test_offline_ignores_sentence_initial_common_words():
+    found = offline.extract("The weather was fine. It rained later.")
+    assert found.relations == [] and "The" not in found.definitions and "It" not in found.definitions
+
+
+def test_facts_are_relations_and_definitions_with_labels_beside_them():
+    extraction = Extraction({"Acme Corp": "Acme Corp is a firm.", "Lonely": ""},
+                            [Relation("Acme Corp", "acquired", "Widget Inc")])
+    facts, labels = to_triples(extraction)
+    acme, widget = entity_uri("Acme Corp"), entity_uri("Widget Inc")
+    assert {(t.s.iri, t.p.iri) for t in facts} == {(acme, SKOS.definition.iri), (acme, relation_uri("acquired"))}
+    assert {t.s.iri for t in labels if t.p == RDFS.label} == {acme, widget, relation_uri("acquired")}
+    assert mentioned(extraction) == ["Acme Corp", "Widget Inc"]  # "Lonely" states nothing: left out
+
+
+def test_iris_are_deterministic_from_labels():
+    assert entity_uri("Acme Corp.") == entity_uri(" acme  corp ") == "https://trustgraph.ai/e/acme-corp"
+    assert slug("Ünïcode Café") == "unicode-cafe"
+
+
+def test_llm_reply_is_validated_and_fences_tolerated():
+    reply = '```json\n{"entities": [{"name": "Acme", "definition": "A firm."}], ' \
+            '"relationships": [{"subject": "Acme", "predicate": "Owns", "object": "Widget"}]}\n```'
+    found = llm.parse(reply)
+    assert found.definitions == {"Acme": "A firm."}
+    assert found.relations == [Relation("Acme", "owns", "Widget")]
+
+
+async def test_llm_is_asked_again_with_the_problem_then_gives_up():
+    prompts = []
+
+    async def garbage(system, prompt):
+        prompts.append(prompt)
+        return "sorry, I cannot do JSON"
+
+    with pytest.raises(llm.ExtractionFailed, match="no valid JSON after 3 attempts"):
+        await llm.extract("text", garbage)
+    assert len(prompts) == 3 and "previous answer was invalid" in prompts[1]
+
+
+async def test_llm_recovers_when_a_retry_is_valid():
+    replies = iter(['{"entities": [{"name": 5}]}', '{"entities": [], "relationships": []}'])
+
+    async def ask(system, prompt):
+        return next(replies)
+
+    assert (await llm.extract("text", ask)).relations == []
