@@ -20,7 +20,7 @@ from tracegraph.schemas.embeddings import (
     EmbeddingsRequest, EmbeddingsResponse, VectorMatch, VectorQueryRequest, VectorQueryResponse,
     VectorRemovalRequest, VectorRemovalResponse,
 )
-from tracegraph.schemas.ingest import EntityContexts, TextChunk
+from tracegraph.schemas.ingest import EntityContexts, Metadata, TextChunk
 
 
 def open_vector_store(settings: RuntimeSettings, folder: str) -> VectorStore:
@@ -42,8 +42,11 @@ class VectorProcessor(FlowProcessor):
         self._stack.push_async_callback(self.store.aclose)
         await super().start()
 
-    async def embed(self, flow: Flow, texts: list[str]) -> list[list[float]]:
-        return (await flow[self.embeddings].request(EmbeddingsRequest(texts=texts))).vectors
+    async def index_texts(self, flow: Flow, meta: Metadata, items: list[tuple[str, str, dict]]) -> None:
+        """Embed each (id, text, payload) and store it in the message's collection."""
+        vectors = (await flow[self.embeddings].request(EmbeddingsRequest(texts=[t for _, t, _ in items]))).vectors
+        await self.store.upsert(CollectionRef(meta.user, meta.collection), self.kind, [
+            VectorItem(id_, vector, payload) for (id_, _, payload), vector in zip(items, vectors)])
 
     @query.handler
     async def nearest(self, req: VectorQueryRequest, flow: Flow) -> AsyncIterator[VectorQueryResponse]:
@@ -71,10 +74,7 @@ class GraphEmbeddingsProcessor(VectorProcessor):
     @input.handler
     async def index(self, message: EntityContexts, flow: Flow) -> None:
         entities = list({e.entity: e for e in message.entities}.values())
-        vectors = await self.embed(flow, [e.label for e in entities])
-        meta = message.metadata
-        await self.store.upsert(CollectionRef(meta.user, meta.collection), self.kind, [
-            VectorItem(e.entity, v, {"label": e.label}) for e, v in zip(entities, vectors)])
+        await self.index_texts(flow, message.metadata, [(e.entity, e.label, {"label": e.label}) for e in entities])
 
 
 class DocumentEmbeddingsProcessor(VectorProcessor):
@@ -86,7 +86,5 @@ class DocumentEmbeddingsProcessor(VectorProcessor):
 
     @input.handler
     async def index(self, chunk: TextChunk, flow: Flow) -> None:
-        [vector] = await self.embed(flow, [chunk.text])
-        meta = chunk.metadata
-        await self.store.upsert(CollectionRef(meta.user, meta.collection), self.kind, [
-            VectorItem(meta.id, vector, {"text": chunk.text, "document": chunk.document, "index": chunk.index})])
+        payload = {"text": chunk.text, "document": chunk.document, "index": chunk.index}
+        await self.index_texts(flow, chunk.metadata, [(chunk.metadata.id, chunk.text, payload)])

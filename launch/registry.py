@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from importlib import resources
 
 from tracegraph.base.bus.protocol import Backend
-from tracegraph.base.errors import ConfigError
+from tracegraph.base.plugins import load
 from tracegraph.base.processor import Processor
 from tracegraph.base.settings import RuntimeSettings
 
@@ -30,11 +29,7 @@ PROCESSORS: dict[str, str] = {
 
 
 def processor_factory(name: str) -> ProcessorFactory:
-    target = PROCESSORS.get(name)
-    if target is None:
-        raise ConfigError(f"unknown processor {name!r}; known: {', '.join(PROCESSORS)}")
-    module_name, attr = target.split(":")
-    return getattr(importlib.import_module(module_name), attr)
+    return load(PROCESSORS, name, "processor")
 
 
 def packaged_blueprints() -> dict[str, str]:

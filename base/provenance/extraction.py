@@ -73,13 +73,17 @@ def _activity(entity: str, parent: str, component: Component, timestamp: str, la
     return out
 
 
+def _entity(uri: str, kind: IriTerm, label: str) -> list[Triple]:
+    """A prov:Entity of a tg: class with its label, in the source graph."""
+    return [_t(uri, RDF.type, PROV.Entity, SOURCE_GRAPH), _t(uri, RDF.type, kind, SOURCE_GRAPH),
+            _t(uri, RDFS.label, literal(label), SOURCE_GRAPH)]
+
+
 def page_triples(page: str, document: str, *, number: int, component: Component, timestamp: str,
                  char_length: int) -> list[Triple]:
     g = SOURCE_GRAPH
     return [
-        _t(page, RDF.type, PROV.Entity, g),
-        _t(page, RDF.type, TG.Page, g),
-        _t(page, RDFS.label, literal(f"Page {number}"), g),
+        *_entity(page, TG.Page, f"Page {number}"),
         _t(page, TG.pageNumber, literal(number), g),
         _t(page, TG.charLength, literal(char_length), g),
         *_activity(page, document, component, timestamp, f"{component.name} extraction"),
@@ -91,9 +95,7 @@ def chunk_triples(chunk: str, parent: str, *, index: int, char_offset: int, char
     """A chunk (1-based `index` within its parent), derived from a page or the document."""
     g = SOURCE_GRAPH
     return [
-        _t(chunk, RDF.type, PROV.Entity, g),
-        _t(chunk, RDF.type, TG.Chunk, g),
-        _t(chunk, RDFS.label, literal(f"Chunk {index}"), g),
+        *_entity(chunk, TG.Chunk, f"Chunk {index}"),
         _t(chunk, TG.chunkIndex, literal(index), g),
         _t(chunk, TG.charOffset, literal(char_offset), g),
         _t(chunk, TG.charLength, literal(char_length), g),
@@ -109,11 +111,7 @@ def subgraph_triples(subgraph: str, chunk: str, facts: Sequence[Triple], *, comp
     `extractor` is "llm" or "offline", so a reader can tell a model's claims from heuristics.
     """
     g = SOURCE_GRAPH
-    out = [
-        _t(subgraph, RDF.type, PROV.Entity, g),
-        _t(subgraph, RDF.type, TG.Subgraph, g),
-        _t(subgraph, TG.extractor, literal(extractor), g),
-    ]
+    out = [*_entity(subgraph, TG.Subgraph, "Subgraph"), _t(subgraph, TG.extractor, literal(extractor), g)]
     out += [_t(subgraph, TG.contains, quoted(f.s, f.p, f.o), g) for f in facts]
     out += _activity(subgraph, chunk, component, timestamp, f"{component.name} extraction",
                      [(TG.llmModel, llm_model)])
@@ -125,8 +123,7 @@ def failed_extraction_triples(subgraph: str, chunk: str, *, component: Component
     """A chunk whose extraction failed is recorded as such, never left as a silent gap."""
     g = SOURCE_GRAPH
     return [
-        _t(subgraph, RDF.type, PROV.Entity, g),
-        _t(subgraph, RDF.type, TG.Subgraph, g),
+        *_entity(subgraph, TG.Subgraph, "Subgraph (extraction failed)"),
         _t(subgraph, TG.extractor, literal(extractor), g),
         _t(subgraph, TG.extractionStatus, literal("failed"), g),
         _t(subgraph, TG.extractionError, literal(error), g),

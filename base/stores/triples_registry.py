@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Sequence
 from pathlib import Path
 
 from tracegraph.base.errors import ConfigError
+from tracegraph.base.plugins import load
 from tracegraph.base.stores.protocol import TripleStore
 
 ENGINES: dict[str, str] = {
@@ -24,16 +24,7 @@ def open_triple_store(engine: str = "oxigraph", *, data_dir: Path = Path("tg-dat
     Nothing is opened or connected here; each engine does that on first use, in a worker thread.
     `cassandra_hosts` may be a list or a comma-separated string such as TG_CASSANDRA_HOSTS.
     """
-    target = ENGINES.get(engine)
-    if target is None:
-        raise ConfigError(f"unknown triple-store engine {engine!r}; choose one of {', '.join(ENGINES)}")
-    module_name, class_name = target.split(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ConfigError(f"triple-store engine {engine!r} needs `pip install {EXTRAS.get(engine, engine)}`: "
-                          f"{exc}") from exc
-    cls = getattr(module, class_name)
+    cls = load(ENGINES, engine, "triple-store engine", EXTRAS)
     if engine == "cassandra":
         hosts = [h.strip() for h in cassandra_hosts.split(",")] if isinstance(cassandra_hosts, str) \
             else list(cassandra_hosts)
