@@ -37,7 +37,7 @@ class ChunkerProcessor(FlowProcessor):
     output = Producer("output", TextChunk)
     triples = Producer("triples", Triples)
     librarian = Client("librarian", LibrarianRequest, LibrarianResponse)
-    chunk_size = Parameter("chunk-size", int, default=2000)
+    chunk_size = Parameter("chunk-size", int, default=1000)
     chunk_overlap = Parameter("chunk-overlap", int, default=100)
 
     @input.handler

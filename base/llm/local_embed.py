@@ -13,6 +13,7 @@ import hashlib
 import importlib.util
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,6 +69,7 @@ class LocalEmbedder:
         self._loaded: _Loaded | None = None
         self._load_lock = threading.Lock()
         self._run_lock = threading.Lock()
+        self._worker: ThreadPoolExecutor | None = None
 
     @property
     def dimension(self) -> int:
@@ -80,18 +82,28 @@ class LocalEmbedder:
 
     async def load(self) -> None:
         """Load the model now (it otherwise loads on the first `embed()`)."""
-        await asyncio.to_thread(self._ensure_loaded)
+        await self._in_worker(self._ensure_loaded)
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if isinstance(texts, str):
             raise TypeError("embed() takes a sequence of texts, not one str")
         if not texts:
             return []
-        return await asyncio.to_thread(self._embed_blocking, list(texts))
+        return await self._in_worker(self._embed_blocking, list(texts))
+
+    async def _in_worker(self, fn, *args):
+        """Run on this embedder's own thread. Batches run one at a time anyway; on asyncio's shared
+        pool, callers queued behind the model would hold every thread and starve unrelated I/O."""
+        if self._worker is None:
+            self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="local-embed")
+        return await asyncio.get_running_loop().run_in_executor(self._worker, fn, *args)
 
     async def aclose(self) -> None:
-        # Nothing to release but memory; dropping the session lets a later embed() reload it.
+        # Dropping the session lets a later embed() reload it.
         self._loaded = None
+        if self._worker is not None:
+            self._worker.shutdown(wait=False)
+            self._worker = None
 
     def _ensure_loaded(self) -> _Loaded:
         loaded = self._loaded

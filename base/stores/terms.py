@@ -7,6 +7,8 @@ Every engine converts through here, so they all accept and refuse the same data.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from collections.abc import Iterable, Iterator
 
 import pyoxigraph as ox
@@ -74,19 +76,25 @@ def _subject_to_ox(term: Term) -> ox.NamedNode | ox.BlankNode:
 
 
 def from_ox(term: OxTerm) -> Term:
-    """The wire term for a pyoxigraph term; plain literals come back without a datatype."""
+    """The wire term for a pyoxigraph term; plain literals come back without a datatype.
+
+    pyoxigraph has already validated these terms, so they are built without re-validation
+    (`model_construct`), which is most of the cost of a pattern lookup otherwise.
+    """
     if isinstance(term, ox.NamedNode):
-        return IriTerm(iri=term.value)
+        return _iri(term.value)
     if isinstance(term, ox.BlankNode):
-        return BlankTerm(id=term.value)
+        return BlankTerm.model_construct(kind="b", id=term.value)
     if isinstance(term, ox.Literal):
         if term.language:
             direction = f"--{term.direction.value}" if term.direction is not None else ""
-            return LiteralTerm(value=term.value, language=term.language + direction)
+            return LiteralTerm.model_construct(kind="l", value=term.value, datatype=None,
+                                               language=term.language + direction)
         datatype = term.datatype.value
-        return LiteralTerm(value=term.value, datatype=None if datatype == XSD_STRING else datatype)
+        return LiteralTerm.model_construct(kind="l", value=term.value, language=None,
+                                           datatype=None if datatype == XSD_STRING else datatype)
     if isinstance(term, ox.Triple):
-        return TripleTerm(triple=triple_from_ox(term))
+        return TripleTerm.model_construct(kind="t", triple=triple_from_ox(term))
     raise TypeError(f"not an RDF term: {term!r}")
 
 
@@ -116,14 +124,21 @@ def quad_to_ox(triple: Triple) -> ox.Quad:
         raise ValueError(f"invalid triple {triple}: {exc}") from None
 
 
+@lru_cache(maxsize=65_536)
+def _iri(value: str) -> IriTerm:
+    """IRIs repeat (predicates, hub entities); terms are frozen, so one object can serve them all."""
+    return IriTerm.model_construct(kind="i", iri=value)  # every field given: no default lookups
+
+
 def quad_from_ox(quad: ox.Quad) -> Triple:
-    return Triple(s=from_ox(quad.subject), p=IriTerm(iri=quad.predicate.value), o=from_ox(quad.object),
-                  g=graph_from_ox(quad.graph_name))
+    return Triple.model_construct(s=from_ox(quad.subject), p=_iri(quad.predicate.value),
+                                  o=from_ox(quad.object), g=graph_from_ox(quad.graph_name))
 
 
 def triple_from_ox(triple: ox.Triple) -> Triple:
     """A wire triple in the default graph, e.g. a CONSTRUCT result or the inside of a triple term."""
-    return Triple(s=from_ox(triple.subject), p=IriTerm(iri=triple.predicate.value), o=from_ox(triple.object))
+    return Triple.model_construct(s=from_ox(triple.subject), p=_iri(triple.predicate.value),
+                                  o=from_ox(triple.object), g=None)
 
 
 def nt(term: OxTerm) -> str:

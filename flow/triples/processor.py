@@ -28,7 +28,7 @@ def _ref(meta: Metadata | TriplesQueryRequest | SparqlQueryRequest | DocumentRem
 class TriplesProcessor(FlowProcessor):
     name = "triples"
     input = Consumer("input", Triples, prefetch=16)
-    bulk = Consumer("bulk", TriplesBatch, prefetch=4)
+    bulk = Consumer("bulk", TriplesBatch, prefetch=1)  # one bulk load at a time: RocksDB ingests faster so
     query = Service("query", TriplesQueryRequest, TriplesQueryResponse, prefetch=32)
     sparql = Service("sparql", SparqlQueryRequest, SparqlQueryResponse, prefetch=8)
     remove = Service("remove", DocumentRemovalRequest, DocumentRemovalResponse, prefetch=2)
