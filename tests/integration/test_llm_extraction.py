@@ -36,10 +36,17 @@ def values(row: dict) -> dict:
     return {k: v.get("v") or v.get("i") for k, v in row.items()}
 
 
+def one_chunk(tmp_path, name: str, text: str):
+    """A document short enough to be a single chunk, so the script has one reply per attempt."""
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
 async def test_llm_extraction_retries_malformed_json_and_records_failures(tmp_path):
     async with OpenAIStub(replies=["Sure! Here are the facts: Helios Grid...", GOOD]) as stub:
         async with ingest_stack(tmp_path, llm_url=stub.base_url, llm_model="stub-model", extractor="llm") as (api, _):
-            doc = await load_and_wait(api, CORPUS / "helios-grid.md")
+            doc = await load_and_wait(api, one_chunk(tmp_path, "helios.md", "Helios Grid depends on Corvid Analytics."))
             [row] = [values(r) for r in (await api.flow_service("default", "sparql", {"query": SUBGRAPHS % doc}))
                      ["bindings"]]
             assert row["extractor"] == "llm" and row["model"] == "stub-model" and row["facts"] == "3"
@@ -52,14 +59,14 @@ async def test_llm_extraction_retries_malformed_json_and_records_failures(tmp_pa
             assert any(t["p"]["i"] == "https://trustgraph.ai/r/supplies-power-to" for t in edge["triples"])
 
             stub.script("not json", "still not json", "{\"entities\": 7}")
-            failed = await load_and_wait(api, CORPUS / "orbis-systems.md")
+            failed = await load_and_wait(api, one_chunk(tmp_path, "orbis.md", "Orbis Systems runs the Orbis Cloud."))
             [row] = [values(r) for r in (await api.flow_service("default", "sparql", {"query": SUBGRAPHS % failed}))
                      ["bindings"]]
             assert row["status"] == "failed" and "no valid JSON after 3 attempts" in row["error"]
             assert row["facts"] == "0"
 
             stub.fail("/v1/chat/completions", *[Fail(503)] * 12)
-            down = await load_and_wait(api, CORPUS / "corvid-analytics.md")
+            down = await load_and_wait(api, one_chunk(tmp_path, "corvid.md", "Corvid Analytics builds Skyline."))
             [row] = [values(r) for r in (await api.flow_service("default", "sparql", {"query": SUBGRAPHS % down}))
                      ["bindings"]]
             assert row["status"] == "failed" and "unavailable" in row["error"]
