@@ -196,10 +196,15 @@ class ServiceRunner(Runner):
     async def handle(self, message: Message, delivery: Delivery) -> None:
         request_id = delivery.properties.get("id", "")
         previous: ServiceResponse | None = None
-        async for response in self.spec.run(self.processor, message, self.flow):
-            if previous is not None:
+        try:
+            async for response in self.spec.run(self.processor, message, self.flow):
+                if previous is not None:
+                    await self._send(previous, request_id)
+                previous = response
+        except Exception:
+            if previous is not None:  # what the handler said before failing still reaches the caller
                 await self._send(previous, request_id)
-            previous = response
+            raise
         if previous is None:
             previous = self.response_type.model_validate({self.response_type.final_field: True})
         await self._send(previous.as_final(), request_id)

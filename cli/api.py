@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
@@ -53,3 +55,26 @@ class Api:
 
     async def flow_service(self, flow: str, kind: str, body: dict[str, Any]) -> dict[str, Any]:
         return await self.request(f"flow/{flow}/service/{kind}", body)
+
+    async def stream(self, flow: str, kind: str, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
+        """Every response of a streaming flow service as it arrives (the gateway's NDJSON form)."""
+        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        target = f"{self.url}api/v1/flow/{flow}/service/{kind}?stream=true"
+        try:
+            async with aiohttp.ClientSession(timeout=self.timeout) as session:
+                async with session.post(target, json=body, headers=headers) as response:
+                    if response.status != 200:
+                        payload = await response.json(content_type=None)
+                        error = payload.get("error") if isinstance(payload, dict) else None
+                        raise RemoteError(error.get("type", "error"), error.get("message", "")) \
+                            if isinstance(error, dict) else TraceGraphError(f"gateway answered HTTP {response.status}")
+                    async for line in response.content:
+                        if not line.strip():
+                            continue
+                        item = json.loads(line)
+                        if isinstance(item.get("error"), dict):
+                            raise RemoteError(item["error"].get("type", "error"), item["error"].get("message", ""))
+                        yield item
+        except aiohttp.ClientConnectorError as exc:
+            raise ConnectError(f"cannot reach the gateway at {self.url} ({exc.os_error}); "
+                               "is tg-launch running? (--url / TG_URL)") from None

@@ -5,12 +5,18 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from tracegraph.base.errors import LlmUnavailable
+from tracegraph.base.errors import LlmUnavailable, TraceGraphError, TransientError
 from tracegraph.base.flow import Flow
 from tracegraph.base.llm.completion import Completion, CompletionClient
 from tracegraph.base.processor import FlowProcessor
 from tracegraph.base.specs import Service
 from tracegraph.schemas.llm import TextCompletionRequest, TextCompletionResponse
+
+
+class LlmFailed(TraceGraphError):
+    """The endpoint kept failing after the client's own retries."""
+
+    error_type = "llm-error"
 
 
 class TextCompletionProcessor(FlowProcessor):
@@ -30,6 +36,14 @@ class TextCompletionProcessor(FlowProcessor):
 
     @request.handler
     async def complete(self, req: TextCompletionRequest, flow: Flow) -> AsyncIterator[TextCompletionResponse]:
+        try:
+            async for response in self._complete(req):
+                yield response
+        except TransientError as exc:
+            # The openai client has already retried; redelivering would multiply the calls. Report it.
+            raise LlmFailed(str(exc)) from exc
+
+    async def _complete(self, req: TextCompletionRequest) -> AsyncIterator[TextCompletionResponse]:
         if self.client is None:
             raise LlmUnavailable("no LLM endpoint configured (set TG_LLM_URL to an OpenAI-compatible /v1 URL)")
         if not req.streaming:

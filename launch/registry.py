@@ -23,6 +23,8 @@ PROCESSORS: dict[str, str] = {
     "text-completion": "tracegraph.flow.text_completion:TextCompletionProcessor",
     "kg-extract": "tracegraph.flow.kg_extract.processor:KnowledgeExtractor",
     "chunker": "tracegraph.flow.chunker:ChunkerProcessor",
+    "graph-rag": "tracegraph.flow.graph_rag.processor:GraphRagProcessor",
+    "explainability": "tracegraph.flow.explainability:ExplainabilityWriter",
     "ping": "tracegraph.flow.ping:PingProcessor",
     "gateway": "tracegraph.flow.gateway.app:GatewayProcessor",
 }

@@ -103,7 +103,27 @@ class GatewayProcessor(InterfaceUser):
             client = await self.client(flow_id, kind, request_type, response_type)
         except ConfigError as exc:
             return _json_error(404, "unknown-flow" if flow_id not in self.interfaces else "unknown-service", str(exc))
+        if request.query.get("stream", "").lower() in {"1", "true", "yes"}:
+            return await self._stream(request, client, request_type)
         return await self._call(request, client, request_type)
+
+    async def _stream(self, request: web.Request, client: RequestClient[Any, Any], request_type) -> web.StreamResponse:
+        """Every response as it arrives, one JSON object per line (NDJSON); an error ends the stream."""
+        message = await self._message(request, request_type)
+        if isinstance(message, web.Response):
+            return message
+        reply = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
+        await reply.prepare(request)
+        try:
+            async for response in client.stream(message):
+                line = response.model_dump_json(by_alias=True, exclude_none=True)
+                await reply.write(line.encode() + b"\n")
+        except RemoteError as exc:
+            await reply.write(json.dumps({"error": {"type": exc.type, "message": exc.message}}).encode() + b"\n")
+        except RequestTimeout as exc:
+            await reply.write(json.dumps({"error": {"type": "timeout", "message": str(exc)}}).encode() + b"\n")
+        await reply.write_eof()
+        return reply
 
     async def _flow_import(self, request: web.Request) -> web.Response:
         """Publish one message on a flow's one-way interface (bulk triples, …); answers once it is sent."""

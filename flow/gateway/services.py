@@ -12,6 +12,7 @@ from tracegraph.schemas.embeddings import EmbeddingsRequest, EmbeddingsResponse,
 from tracegraph.schemas.ingest import TriplesBatch
 from tracegraph.schemas.library import LibrarianRequest, LibrarianResponse
 from tracegraph.schemas.llm import TextCompletionRequest, TextCompletionResponse
+from tracegraph.schemas.retrieval import GraphRagRequest, GraphRagResponse
 from tracegraph.schemas.triples import (
     SparqlQueryRequest, SparqlQueryResponse, TriplesQueryRequest, TriplesQueryResponse,
 )
@@ -32,6 +33,7 @@ FLOW_SERVICES: dict[str, tuple[type[Message], type[ServiceResponse]]] = {
     "graph-embeddings": (VectorQueryRequest, VectorQueryResponse),
     "document-embeddings": (VectorQueryRequest, VectorQueryResponse),
     "text-completion": (TextCompletionRequest, TextCompletionResponse),
+    "graph-rag": (GraphRagRequest, GraphRagResponse),
 }
 
 # POST /api/v1/flow/{flow}/import/{kind}: one-way interfaces a client may publish to.

@@ -17,9 +17,9 @@ CORPUS = Path(__file__).resolve().parents[2] / "launch" / "corpus"
 
 
 @contextlib.asynccontextmanager
-async def ingest_stack(tmp_path: Path, **settings):
-    """(api, stack) with every processor running and the default flow started."""
-    backend = InprocBackend()
+async def ingest_stack(tmp_path: Path, backend=None, **settings):
+    """(api, stack) with every processor running and the default flow started (inproc unless a backend is given)."""
+    backend = backend or InprocBackend()
     config = RuntimeSettings(data_dir=tmp_path, gateway_port=0, request_timeout=30, **settings)
     try:
         async with Stack(backend, config, list(PROCESSORS)) as stack:

@@ -1,0 +1,119 @@
+"""Focus: which explored edges to answer from, and why. LLM mode asks for JSONL `{"id", "reasoning"}`
+keyed by the hash of the labelled edge; offline mode scores by embedding similarity and graph
+distance and says so in each reason."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from tracegraph.base.provenance.query import SelectedEdge
+from tracegraph.schemas.rdf import Triple
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """An explored edge: original terms (for the trace), labels (for people and the LLM), hops from a seed."""
+
+    triple: Triple
+    labels: tuple[str, str, str]
+    hops: int
+
+    @property
+    def id(self) -> str:
+        return edge_id(*self.labels)
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.labels)
+
+
+def edge_id(s: str, p: str, o: str) -> str:
+    """Upstream's edge id: sha256 of the labelled edge, first 8 hex digits.
+
+    >>> edge_id("Helios Grid", "depends on", "Corvid Analytics")
+    'bf82ca87'
+    """
+    return hashlib.sha256(f"{s}|{p}|{o}".encode()).hexdigest()[:8]
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    edge: Edge
+    score: float
+    similarity: float
+    concept: str
+
+
+def score_edges(edges: Sequence[Edge], edge_vectors: Sequence[Sequence[float]], concepts: Sequence[str],
+                concept_vectors: Sequence[Sequence[float]]) -> list[Scored]:
+    """Best similarity to any concept, discounted by a quarter per hop from the seed entities."""
+    scored = []
+    for edge, vector in zip(edges, edge_vectors):
+        best, concept = max(((cosine(vector, cv), c) for c, cv in zip(concepts, concept_vectors)),
+                            default=(0.0, ""))
+        scored.append(Scored(edge, best / (1 + 0.25 * edge.hops), best, concept))
+    return sorted(scored, key=lambda s: s.score, reverse=True)
+
+
+def offline_selection(scored: Sequence[Scored], limit: int) -> list[SelectedEdge]:
+    return [SelectedEdge(s.edge.triple.s, s.edge.triple.p, s.edge.triple.o,
+                         reasoning=(f"offline selection: embedding similarity {s.similarity:.2f} to "
+                                    f"'{s.concept}', {s.edge.hops} hop(s) from a seed entity, "
+                                    f"score {s.score:.2f}"),
+                         score=s.score, concept=s.concept)
+            for s in scored[:limit]]
+
+
+FOCUS_SYSTEM = (
+    "You select the knowledge-graph edges needed to answer a question. Each input line is a JSON object "
+    '{"id", "s", "p", "o"}. Answer with JSON Lines only, one object per relevant edge, most relevant first: '
+    '{"id": "<id from the input>", "reasoning": "<one sentence: why this edge helps answer>"}.'
+)
+
+
+def focus_prompt(question: str, candidates: Sequence[Scored], limit: int) -> str:
+    lines = [json.dumps({"id": c.edge.id, "s": c.edge.labels[0], "p": c.edge.labels[1], "o": c.edge.labels[2]})
+             for c in candidates]
+    return f"Question: {question}\nSelect at most {limit} edges.\nEdges:\n" + "\n".join(lines)
+
+
+def parse_selection(reply: str, candidates: Sequence[Scored], limit: int) -> tuple[list[SelectedEdge], list[str]]:
+    """Selected edges in the LLM's order, and notes on what was dropped (unknown ids, bad lines)."""
+    by_id = {c.edge.id: c for c in candidates}
+    chosen: list[SelectedEdge] = []
+    unknown, malformed, seen = [], 0, set()
+    for line in reply.strip().strip("`").splitlines():
+        line = line.strip().removeprefix("json").strip()
+        if not line:
+            continue
+        try:
+            item = json.loads(line)
+            edge_key, reasoning = str(item["id"]), str(item.get("reasoning", ""))
+        except (json.JSONDecodeError, KeyError, TypeError):
+            malformed += 1
+            continue
+        match = by_id.get(edge_key)
+        if match is None:
+            unknown.append(edge_key)
+            continue
+        if edge_key in seen or len(chosen) >= limit:
+            continue
+        seen.add(edge_key)
+        t = match.edge.triple
+        chosen.append(SelectedEdge(t.s, t.p, t.o, reasoning=reasoning, score=match.score, concept=match.concept))
+    notes = []
+    if unknown:
+        notes.append(f"LLM named {len(unknown)} edge id(s) not in the subgraph, dropped: {', '.join(unknown[:10])}")
+    if malformed:
+        notes.append(f"LLM returned {malformed} line(s) that were not {{\"id\", \"reasoning\"}} JSON, ignored")
+    return chosen, notes

@@ -1,0 +1,263 @@
+"""The GraphRAG pipeline as plain async code: Grounding → Exploration → Focus → Synthesis, yielding
+explain events as each step finishes, then the answer, then the Synthesis event. No bus here."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+from tracegraph.base.errors import ConfigError, LlmUnavailable
+from tracegraph.base.llm.completion import Completion
+from tracegraph.base.provenance import query as prov
+from tracegraph.base.provenance.query import SelectedEdge, Usage
+from tracegraph.base.provenance.vocab import DC, PROV, RDFS, TG
+from tracegraph.base.stores.protocol import SOURCE_GRAPH
+from tracegraph.flow.graph_rag.focus import (
+    FOCUS_SYSTEM, Edge, Scored, focus_prompt, offline_selection, parse_selection, score_edges,
+)
+from tracegraph.flow.kg_extract import offline
+from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Term, Triple, TripleTerm, iri
+
+SKIPPED_NAMESPACES = ("http://www.w3.org/1999/02/22-rdf-syntax-ns#", "http://www.w3.org/2000/01/rdf-schema#",
+                      "http://www.w3.org/2002/07/owl#")
+RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+OFFLINE_NOTE = "offline (no LLM configured)"
+WELL_KNOWN = {RDF_TYPE: "is a", "http://www.w3.org/2004/02/skos/core#definition": "is defined as",
+              "http://purl.org/dc/elements/1.1/title": "has title"}
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Every default in one place; a request's non-None fields override them."""
+
+    entity_limit: int = 50
+    triple_limit: int = 30
+    max_subgraph_size: int = 1000
+    max_path_length: int = 2
+    edge_limit: int = 25
+    llm_candidates: int = 150  # edges shown to the LLM, the most similar first
+
+
+@dataclass(frozen=True, slots=True)
+class Explain:
+    uri: str
+    triples: list[Triple]
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    text: str
+    end_of_stream: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    usage: Usage
+    sources: list[tuple[str, str]]  # (document IRI, title)
+    answer: str
+
+
+Step = Explain | Chunk | Finished
+
+
+@dataclass
+class _Session:
+    sid: str
+    usage: Usage = field(default_factory=Usage)
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+class GraphRagPipeline:
+    def __init__(self, tools, limits: Limits) -> None:
+        self.tools = tools
+        self.limits = limits
+        self.llm = True  # cleared when the LLM says it is not configured
+
+    async def run(self, question: str, *, streaming: bool = False, parent_uri: str | None = None,
+                  session_id: str | None = None) -> AsyncIterator[Step]:
+        question = question.strip()
+        if not question:
+            raise ConfigError("empty question")
+        session = _Session(session_id or str(uuid.uuid4()))
+        q_uri = prov.question_uri(session.sid)
+        yield Explain(q_uri, prov.question_triples(q_uri, question, prov.now(), parent_uri))
+        try:
+            async for step in self._answer(session, q_uri, question, streaming):
+                yield step
+        except Exception as exc:
+            yield Explain(q_uri, prov.failure_triples(q_uri, str(exc) or type(exc).__name__))
+            raise
+
+    async def _answer(self, session: _Session, q_uri: str, question: str, streaming: bool) -> AsyncIterator[Step]:
+        sid = session.sid
+        concepts, usage, method = await self._ground(question)
+        session.usage += usage or Usage()
+        g_uri = prov.step_uri("grounding", sid)
+        yield Explain(g_uri, prov.grounding_triples(g_uri, q_uri, concepts, usage, method))
+
+        vectors = await self.tools.embed(concepts)
+        seeds = await self._seeds(vectors)
+        edges = await self._explore(session, seeds)
+        e_uri = prov.step_uri("exploration", sid)
+        yield Explain(e_uri, prov.exploration_triples(e_uri, g_uri, len(edges), seeds))
+
+        selected, usage, method, notes = await self._focus(question, edges, concepts, vectors)
+        session.usage += usage or Usage()
+        f_uri = prov.step_uri("focus", sid)
+        yield Explain(f_uri, prov.focus_triples(f_uri, e_uri, sid, selected, usage, method, notes))
+
+        answer, usage, method = "", None, OFFLINE_NOTE
+        async for piece in self._synthesise(session, question, selected, streaming):
+            if isinstance(piece, Completion):
+                answer, method = piece.text, f"LLM ({piece.model})"
+                usage = Usage(piece.in_token, piece.out_token, piece.model)
+            elif isinstance(piece, Chunk):
+                answer += piece.text
+                if streaming:  # otherwise the whole answer travels in the final message
+                    yield piece
+        session.usage += usage or Usage()
+        document = prov.answer_document_uri(sid)
+        saved = await self.tools.save_answer(document, f"GraphRAG Answer: {question[:50]}", answer)
+        s_uri = prov.step_uri("synthesis", sid)
+        yield Explain(s_uri, prov.synthesis_triples(s_uri, f_uri, document if saved else None, usage, method))
+        yield Finished(session.usage, await self._sources(selected), answer)
+
+    async def _ground(self, question: str) -> tuple[list[str], Usage | None, str]:
+        """Concepts of the question: the LLM's list, or offline the entity names found in it plus the question."""
+        if self.llm:
+            try:
+                done = await self.tools.complete(
+                    "List the key concepts and entity names in the question, one per line, nothing else.", question)
+                concepts = [line.strip(" -*\t") for line in done.text.splitlines() if line.strip(" -*\t")]
+                return concepts or [question], Usage(done.in_token, done.out_token, done.model), f"LLM ({done.model})"
+            except LlmUnavailable:
+                self.llm = False
+        names = [n for n in offline.extract(question).definitions if n]
+        return list(dict.fromkeys([*names, question])), None, "offline: entity names in the question, and the question"
+
+    async def _seeds(self, vectors: list[list[float]]) -> list[str]:
+        per_concept = max(1, self.limits.entity_limit // max(1, len(vectors)))
+        seeds: dict[str, None] = {}
+        for vector in vectors:
+            for entity, _ in await self.tools.nearest_entities(vector, per_concept):
+                seeds.setdefault(entity)
+        return list(seeds)[: self.limits.entity_limit]
+
+    async def _label(self, session: _Session, term: Term) -> str:
+        """rdfs:label, cached per request; well-known predicates and bare IRIs get a readable name."""
+        if isinstance(term, LiteralTerm):
+            return term.value
+        if not isinstance(term, IriTerm):
+            return str(term)
+        cached = session.labels.get(term.iri)
+        if cached is None:
+            found = await self.tools.match(s=term, p=RDFS.label, limit=1)
+            if found and isinstance(found[0].o, LiteralTerm):
+                cached = found[0].o.value
+            else:
+                cached = WELL_KNOWN.get(term.iri) or term.iri
+            session.labels[term.iri] = cached
+        return cached
+
+    async def _explore(self, session: _Session, seeds: list[str]) -> list[Edge]:
+        """Breadth-first from the seeds over `max_path_length` hops, bounded by the limits."""
+        limits = self.limits
+        found: dict[tuple, Edge] = {}
+        visited: set[str] = set()
+        frontier = list(seeds)
+        for hop in range(limits.max_path_length):
+            following: list[str] = []
+            for entity in frontier:
+                if entity in visited or len(found) >= limits.max_subgraph_size:
+                    continue
+                visited.add(entity)
+                node = iri(entity)
+                around = await self.tools.match(s=node, limit=limits.triple_limit)
+                around += await self.tools.match(o=node, limit=limits.triple_limit)
+                for t in around:
+                    if _skipped(t) or len(found) >= limits.max_subgraph_size:
+                        continue
+                    key = (t.s, t.p, t.o)
+                    if key not in found:
+                        labels = (await self._label(session, t.s), await self._label(session, t.p),
+                                  await self._label(session, t.o))
+                        found[key] = Edge(t.model_copy(update={"g": None}), labels, hop)
+                    other = t.o if t.s == node else t.s
+                    if isinstance(other, IriTerm) and other.iri not in visited:
+                        following.append(other.iri)
+            frontier = following
+        return list(found.values())
+
+    async def _focus(self, question: str, edges: list[Edge], concepts: list[str], vectors: list[list[float]]
+                     ) -> tuple[list[SelectedEdge], Usage | None, str, list[str]]:
+        if not edges:
+            return [], None, "no edges to select from", []
+        scored = score_edges(edges, await self.tools.embed([e.text for e in edges]), concepts, vectors)
+        limit = self.limits.edge_limit
+        if self.llm:
+            candidates = scored[: self.limits.llm_candidates]
+            try:
+                done = await self.tools.complete(FOCUS_SYSTEM, focus_prompt(question, candidates, limit))
+            except LlmUnavailable:
+                self.llm = False
+            else:
+                chosen, notes = parse_selection(done.text, candidates, limit)
+                usage = Usage(done.in_token, done.out_token, done.model)
+                if chosen:
+                    return chosen, usage, f"LLM ({done.model})", notes
+                return (offline_selection(scored, limit), usage, "offline fallback: the LLM selected no valid edge",
+                        notes)
+        return offline_selection(scored, limit), None, "offline: embedding similarity and graph distance", []
+
+    async def _synthesise(self, session: _Session, question: str, selected: list[SelectedEdge],
+                          streaming: bool) -> AsyncIterator[Chunk | Completion]:
+        facts = [" ".join([await self._label(session, e.s), await self._label(session, e.p),
+                           await self._label(session, e.o)]) for e in selected]
+        if self.llm and facts:
+            system = ("Answer the question using only the knowledge statements given. If they do not contain "
+                      "the answer, say so.")
+            prompt = f"Question: {question}\nKnowledge statements:\n" + "\n".join(f"- {f}" for f in facts)
+            try:
+                if streaming:
+                    async for piece in self.tools.stream(system, prompt):
+                        if isinstance(piece, Completion):
+                            yield Chunk("", end_of_stream=True)
+                            yield piece
+                        else:
+                            yield Chunk(piece)
+                    return
+                done = await self.tools.complete(system, prompt)
+                yield Chunk(done.text, end_of_stream=True)
+                yield done
+                return
+            except LlmUnavailable:
+                self.llm = False
+        if facts:
+            text = ("Offline answer (no LLM configured), quoting the knowledge graph's facts most related to the "
+                    "question:\n" + "\n".join(f"- {f}." for f in facts[:10]))
+        else:
+            text = "Offline answer (no LLM configured): the knowledge graph holds no facts related to the question."
+        yield Chunk(text, end_of_stream=True)
+
+    async def _sources(self, selected: list[SelectedEdge]) -> list[tuple[str, str]]:
+        """The documents the selected edges were extracted from: subgraph → chunk → page → document."""
+        documents: dict[str, str] = {}
+        for edge in selected:
+            quoted = TripleTerm(triple=Triple(s=edge.s, p=edge.p, o=edge.o))
+            for holder in await self.tools.match(p=TG.contains, o=quoted, g=SOURCE_GRAPH, limit=5):
+                node, depth = holder.s, 0
+                while isinstance(node, IriTerm) and depth < 6:
+                    parents = await self.tools.match(s=node, p=PROV.wasDerivedFrom, g=SOURCE_GRAPH, limit=1)
+                    if not parents:
+                        break
+                    node, depth = parents[0].o, depth + 1
+                if isinstance(node, IriTerm) and depth and node.iri not in documents:
+                    titles = await self.tools.match(s=node, p=DC.title, limit=1)
+                    documents[node.iri] = titles[0].o.value if titles else node.iri
+        return sorted(documents.items())
+
+
+def _skipped(t: Triple) -> bool:
+    """Schema plumbing (labels, RDFS/OWL axioms) is not knowledge to answer from; rdf:type is."""
+    return t.p.iri != RDF_TYPE and t.p.iri.startswith(SKIPPED_NAMESPACES)

@@ -1,0 +1,123 @@
+"""The GraphRAG pipeline without a bus: a real on-disk store, the bundled embedding model and a
+scripted LLM. Each stage's explain triples are checked, offline and with the LLM."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tracegraph.base.errors import ConfigError, TransientError
+from tracegraph.base.llm.local_embed import LocalEmbedder
+from tracegraph.base.provenance.vocab import PROV, RDF, RDFS, TG
+from tracegraph.base.stores.oxigraph import OxigraphTripleStore
+from tracegraph.flow.graph_rag.focus import edge_id
+from tracegraph.flow.graph_rag.pipeline import Explain, Finished, GraphRagPipeline, Limits
+from tracegraph.schemas.rdf import TripleTerm
+
+from support.graph_rag import DOC, REF, StoreTools, knowledge
+
+QUESTION = "What does Helios Grid depend on?"
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    return LocalEmbedder()
+
+
+@pytest.fixture
+async def store(tmp_path):
+    store = OxigraphTripleStore(tmp_path)
+    await store.add(REF, knowledge())
+    yield store
+    await store.aclose()
+
+
+async def run(tools, **kwargs):
+    return [step async for step in GraphRagPipeline(tools, Limits(**kwargs)).run(QUESTION)]
+
+
+def values(event: Explain, predicate) -> list[str]:
+    return [getattr(t.o, "value", None) or getattr(t.o, "iri", None)
+            for t in event.triples if t.s.iri == event.uri and t.p == predicate]
+
+
+async def test_offline_session_explains_each_step_and_finds_the_source(store, embedder):
+    steps = await run(StoreTools(store, embedder))
+    explains = [s for s in steps if isinstance(s, Explain)]
+    assert [e.uri.split(":")[-2] for e in explains] == ["question", "grounding", "exploration", "focus", "synthesis"]
+    question, grounding, exploration, focus, synthesis = explains
+    assert values(question, TG.query) == [QUESTION]
+    assert {TG.Question.iri, TG.GraphRagQuestion.iri, PROV.Activity.iri} <= set(values(question, RDF.type))
+    assert "Helios Grid" in values(grounding, TG.concept)
+    assert "https://trustgraph.ai/e/helios-grid" in values(exploration, TG.entity)
+    assert int(values(exploration, TG.edgeCount)[0]) >= 2
+    assert all(t.g == "urn:graph:retrieval" for e in explains for t in e.triples)
+    edges = [t.o.triple for t in focus.triples if t.p == TG.edge and isinstance(t.o, TripleTerm)]
+    assert any(e.p.iri.endswith("/depends-on") for e in edges)
+    reasons = [t.o.value for t in focus.triples if t.p == TG.reasoning]
+    assert reasons and all(r.startswith("offline selection: embedding similarity") for r in reasons)
+    assert not any(t.p in (TG.inToken, TG.outToken, TG.llmModel) for e in explains for t in e.triples)
+    assert values(synthesis, PROV.wasDerivedFrom) == [focus.uri]
+    [finished] = [s for s in steps if isinstance(s, Finished)]
+    assert finished.answer.startswith("Offline answer (no LLM configured)")
+    assert "Helios Grid depends on Corvid Analytics" in finished.answer
+    assert finished.sources == [(DOC, "Helios Grid annual report")]
+
+
+async def test_llm_focus_keeps_its_reasons_and_notes_unknown_ids_and_bad_lines(store, embedder):
+    good = edge_id("Helios Grid", "depends on", "Corvid Analytics")
+    focus_reply = "\n".join([json.dumps({"id": good, "reasoning": "Names what Helios Grid depends on."}),
+                             json.dumps({"id": "ffffffff", "reasoning": "invented"}), "this is not json"])
+    tools = StoreTools(store, embedder, ["Helios Grid\ndependency", focus_reply, "Corvid Analytics."])
+    steps = await run(tools)
+    focus = next(s for s in steps if isinstance(s, Explain) and ":focus:" in s.uri)
+    assert [t.o.value for t in focus.triples if t.p == TG.reasoning] == ["Names what Helios Grid depends on."]
+    notes = values(focus, RDFS.comment)
+    assert any("not in the subgraph, dropped: ffffffff" in n for n in notes)
+    assert any("1 line(s) that were not" in n for n in notes)
+    grounding = next(s for s in steps if isinstance(s, Explain) and ":grounding:" in s.uri)
+    assert values(grounding, TG.concept) == ["Helios Grid", "dependency"]
+    for event in (grounding, focus):
+        assert values(event, TG.inToken) == ["10"] and values(event, TG.llmModel) == ["scripted"]
+    finished = steps[-1]
+    assert finished.answer == "Corvid Analytics." and finished.usage.in_token == 30
+    assert "Knowledge statements:\n- Helios Grid depends on Corvid Analytics" in tools.prompts[-1][1]
+
+
+async def test_llm_failure_closes_the_question_with_an_error_note(store, embedder):
+    tools = StoreTools(store, embedder, [TransientError("LLM endpoint unavailable")])
+    pipeline = GraphRagPipeline(tools, Limits())
+    seen = []
+    with pytest.raises(TransientError):
+        async for step in pipeline.run(QUESTION):
+            seen.append(step)
+    assert [s.uri.split(":")[-2] for s in seen] == ["question", "question"]
+    assert TG.Error.iri in values(seen[-1], RDF.type)
+    assert values(seen[-1], RDFS.comment) == ["failed: LLM endpoint unavailable"]
+
+
+async def test_empty_question_is_refused_before_any_event(store, embedder):
+    with pytest.raises(ConfigError, match="empty question"):
+        async for _ in GraphRagPipeline(StoreTools(store, embedder), Limits()).run("   "):
+            pass
+
+
+async def test_limits_bound_the_exploration(store, embedder):
+    wide = await run(StoreTools(store, embedder))
+    narrow = await run(StoreTools(store, embedder), entity_limit=1, max_path_length=1, triple_limit=1, edge_limit=1)
+    def count(steps):
+        exploration = next(s for s in steps if isinstance(s, Explain) and ":exploration:" in s.uri)
+        return int(values(exploration, TG.edgeCount)[0])
+    assert count(narrow) < count(wide)
+    focus = next(s for s in narrow if isinstance(s, Explain) and ":focus:" in s.uri)
+    assert len(values(focus, TG.selectedEdge)) == 1
+
+
+async def test_a_collection_without_a_graph_gets_an_honest_empty_answer(tmp_path, embedder):
+    empty = OxigraphTripleStore(tmp_path / "empty")
+    steps = await run(StoreTools(empty, embedder))
+    await empty.aclose()
+    assert "holds no facts related to the question" in steps[-1].answer
+    exploration = next(s for s in steps if isinstance(s, Explain) and ":exploration:" in s.uri)
+    assert values(exploration, TG.edgeCount) == ["0"]
