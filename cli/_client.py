@@ -30,6 +30,9 @@ def run(prog: str, args: argparse.Namespace, body: Callable[[Api], Awaitable[Non
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader (`| head`) has all it wants
+        sys.stderr.close()
+        return 0
     return 0
 
 

@@ -1,6 +1,7 @@
 """`tg-demo`: the README's main job. Start the embedded stack, load the sample corpus through the
-gateway as a user would, wait for extraction, then show the graph and trace one fact back to its
-source document. No server, broker or API key needed; with TG_LLM_URL set, extraction uses the LLM."""
+gateway as a user would, wait for extraction, trace facts back to their source documents, and answer a
+question with GraphRAG, its explanation streamed step by step. No server, broker or API key needed;
+with TG_LLM_URL set, extraction and answering use the LLM."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 from tracegraph.base.bus.protocol import Backend
 from tracegraph.base.settings import RuntimeSettings, add_runtime_arguments, settings_from
 from tracegraph.cli.api import Api
+from tracegraph.cli.explain_render import TraceRenderer
 from tracegraph.cli.library_upload import add_document, extraction_progress, process
 from tracegraph.launch.process import configure_logging, run_main, serve
 from tracegraph.launch.registry import PROCESSORS
@@ -43,11 +45,13 @@ SELECT ?s ?p ?o ?chunk ?chunkLabel ?title ?extractor WHERE {
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tg-demo", description=(
         "Start every processor in this process on the embedded defaults, load the bundled sample corpus "
-        "through the HTTP gateway, wait for knowledge extraction, print the graph's size and trace facts "
-        "back to their source documents, then exit."))
+        "through the HTTP gateway, wait for knowledge extraction, print the graph's size, trace facts "
+        "back to their source documents, answer a question with explained GraphRAG, then exit."))
     add_runtime_arguments(p)
     p.add_argument("--corpus", type=Path, help="a folder of .md/.txt/.pdf files to load instead of the sample")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for extraction [300]")
+    p.add_argument("-q", "--question", default="What does Helios Grid depend on?",
+                   help="the GraphRAG question asked at the end [What does Helios Grid depend on?]")
     return p
 
 
@@ -61,7 +65,7 @@ def value(row: dict, name: str) -> str:
     return term.get("v") or term.get("i") or ""
 
 
-async def demo(api: Api, files: list[Path], timeout: float) -> None:
+async def demo(api: Api, files: list[Path], timeout: float, question: str) -> None:
     started = time.perf_counter()
     ids = []
     for path in files:
@@ -89,6 +93,26 @@ async def demo(api: Api, files: list[Path], timeout: float) -> None:
     for r in (await api.flow_service("default", "sparql", {"query": TRACE}))["bindings"]:
         print(f"  ({value(r, 's')}) --[{value(r, 'p')}]--> ({value(r, 'o')})   [{value(r, 'extractor')} extractor]")
         print(f"      Source: {value(r, 'chunkLabel')} -> {value(r, 'title')}")
+    await ask(api, question)
+
+
+async def ask(api: Api, question: str, shown_edges: int = 3) -> None:
+    """One GraphRAG question, its explain events printed as they stream in, then the answer."""
+    print(f"\nGraphRAG, explained: {question!r}")
+    renderer = TraceRenderer(api, "default", "default")
+    final: dict = {}
+    async for message in api.stream("default", "graph-rag", {"query": question}):
+        if message.get("message_type") == "explain":
+            lines = await renderer.render(message["explain_id"], message["explain_triples"])
+            edges = [i for i, line in enumerate(lines) if line.startswith("      Edge:")]
+            if len(edges) > shown_edges:  # the first few selected edges say enough here
+                lines = lines[:edges[shown_edges]] + [f"      … {len(edges) - shown_edges} more "
+                                                      "(tg-show-explain-trace shows them all)"]
+            print("  " + "\n  ".join(lines))
+        elif message.get("end_of_session"):
+            final = message
+    print("  answer:\n    " + final.get("response", "").replace("\n", "\n    "))
+    print("  sources: " + ", ".join(s["title"] for s in final.get("sources") or []))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -109,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"gateway http://127.0.0.1:{port}/; data in {settings.data_dir}")
             extraction = "LLM at " + settings.llm_url if settings.llm_url else "offline extractor (no LLM configured)"
             print(f"loading {len(files)} document(s); knowledge extraction: {extraction}")
-            await demo(Api(f"http://127.0.0.1:{port}/"), files, args.timeout)
+            await demo(Api(f"http://127.0.0.1:{port}/"), files, args.timeout, args.question)
         print("done")
 
     return run_main("tg-demo", lambda: serve(settings, run))

@@ -56,3 +56,12 @@ TG = Vocabulary("https://trustgraph.ai/ns/", """
     thought action arguments observation subagentGoal planStep toolCandidate terminationReason
     stepNumber pattern taskType llmDurationMs toolDurationMs toolError inToken outToken
 """)
+
+
+# Names for predicates that usually have no rdfs:label in a collection, as people read them.
+READABLE_PREDICATES = {
+    "http://www.w3.org/1999/02/22-rdf-syntax-ns#type": "is a",
+    "http://www.w3.org/2004/02/skos/core#definition": "is defined as",
+    "http://purl.org/dc/elements/1.1/title": "has title",
+    "http://www.w3.org/2000/01/rdf-schema#label": "is labelled",
+}

@@ -54,22 +54,29 @@ class Scored:
     concept: str
 
 
+CO_OCCURRENCE = "mentioned with"  # the offline extractor's weakest claim: two names in one sentence
+CO_OCCURRENCE_WEIGHT = 0.8
+
+
 def score_edges(edges: Sequence[Edge], edge_vectors: Sequence[Sequence[float]], concepts: Sequence[str],
                 concept_vectors: Sequence[Sequence[float]]) -> list[Scored]:
-    """Best similarity to any concept, discounted by a quarter per hop from the seed entities."""
+    """Best similarity to any concept, discounted by a quarter per hop from the seed entities,
+    and by CO_OCCURRENCE_WEIGHT for mere co-occurrence edges."""
     scored = []
     for edge, vector in zip(edges, edge_vectors):
         best, concept = max(((cosine(vector, cv), c) for c, cv in zip(concepts, concept_vectors)),
                             default=(0.0, ""))
-        scored.append(Scored(edge, best / (1 + 0.25 * edge.hops), best, concept))
+        weight = CO_OCCURRENCE_WEIGHT if edge.labels[1] == CO_OCCURRENCE else 1.0
+        scored.append(Scored(edge, weight * best / (1 + 0.25 * edge.hops), best, concept))
     return sorted(scored, key=lambda s: s.score, reverse=True)
 
 
 def offline_selection(scored: Sequence[Scored], limit: int) -> list[SelectedEdge]:
     return [SelectedEdge(s.edge.triple.s, s.edge.triple.p, s.edge.triple.o,
                          reasoning=(f"offline selection: embedding similarity {s.similarity:.2f} to "
-                                    f"'{s.concept}', {s.edge.hops} hop(s) from a seed entity, "
-                                    f"score {s.score:.2f}"),
+                                    f"'{s.concept}', {s.edge.hops} hop(s) from a seed entity"
+                                    + (", co-occurrence only" if s.edge.labels[1] == CO_OCCURRENCE else "")
+                                    + f", score {s.score:.2f}"),
                          score=s.score, concept=s.concept)
             for s in scored[:limit]]
 

@@ -11,7 +11,7 @@ from tracegraph.base.errors import ConfigError, LlmUnavailable
 from tracegraph.base.llm.completion import Completion
 from tracegraph.base.provenance import query as prov
 from tracegraph.base.provenance.query import SelectedEdge, Usage
-from tracegraph.base.provenance.vocab import DC, PROV, RDFS, TG
+from tracegraph.base.provenance.vocab import DC, PROV, RDFS, READABLE_PREDICATES, TG
 from tracegraph.base.stores.protocol import SOURCE_GRAPH
 from tracegraph.flow.graph_rag.focus import (
     FOCUS_SYSTEM, Edge, Scored, focus_prompt, offline_selection, parse_selection, score_edges,
@@ -23,8 +23,7 @@ SKIPPED_NAMESPACES = ("http://www.w3.org/1999/02/22-rdf-syntax-ns#", "http://www
                       "http://www.w3.org/2002/07/owl#")
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 OFFLINE_NOTE = "offline (no LLM configured)"
-WELL_KNOWN = {RDF_TYPE: "is a", "http://www.w3.org/2004/02/skos/core#definition": "is defined as",
-              "http://purl.org/dc/elements/1.1/title": "has title"}
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,7 +155,7 @@ class GraphRagPipeline:
             if found and isinstance(found[0].o, LiteralTerm):
                 cached = found[0].o.value
             else:
-                cached = WELL_KNOWN.get(term.iri) or term.iri
+                cached = READABLE_PREDICATES.get(term.iri) or term.iri
             session.labels[term.iri] = cached
         return cached
 
@@ -235,7 +234,7 @@ class GraphRagPipeline:
                 self.llm = False
         if facts:
             text = ("Offline answer (no LLM configured), quoting the knowledge graph's facts most related to the "
-                    "question:\n" + "\n".join(f"- {f}." for f in facts[:10]))
+                    "question:\n" + "\n".join(f"- {f.rstrip('.')}." for f in facts[:10]))
         else:
             text = "Offline answer (no LLM configured): the knowledge graph holds no facts related to the question."
         yield Chunk(text, end_of_stream=True)

@@ -14,7 +14,8 @@ _TOKEN = re.compile(r"[A-Za-z0-9][\w&'’.-]*[\w&]|[A-Za-z0-9]|[,;:()\"]")
 _CONNECTORS = {"of", "de", "for", "and", "&", "the", "von", "van"}
 _COMMON = set("""a an the this that these those it its in on at for with as by but and or if when while after
 before their there here we they he she you i our his her each all some many most both such also however
-then thus so to from into one two new every no not""".split())
+then thus so to from into one two new every no not who what which whom whose where when why how during
+does did do is are was were can could should would will""".split())
 _COPULA = re.compile(r"^(?:is|was|are|were)\s+(?:a|an|the)\s+(.+)$")
 _STOP_PHRASE = re.compile(r"\b(?:that|which|who|whose|where|with|based|founded|since|and)\b")
 _MAX_PREDICATE_WORDS = 6

@@ -20,6 +20,11 @@ def test_main_job_loads_the_corpus_and_traces_facts_to_documents(tmp_path):
     assert counts and int(counts.group(1)) >= 3 and int(counts.group(2)) >= 10
     assert "(Helios Grid) --[depends on]--> (Corvid Analytics)" in out
     assert re.search(r"Source: Chunk \d+ -> helios-grid", out)
+    assert "GraphRAG, explained: 'What does Helios Grid depend on?'" in out
+    steps = re.findall(r"^\s+\[(\w+)\] urn:trustgraph:", out, re.M)
+    assert steps == ["question", "grounding", "exploration", "focus", "synthesis"]
+    assert re.search(r"Edge: \(Helios Grid, depends on, Corvid Analytics\)\n\s+Reason: offline selection", out)
+    assert "- Helios Grid depends on Corvid Analytics." in out and "sources: " in out
     assert out.rstrip().endswith("done")
     assert "Traceback" not in result.stderr
     again = tg("tg-demo", "--data-dir", str(tmp_path / "data"), timeout=300)

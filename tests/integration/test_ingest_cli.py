@@ -7,22 +7,15 @@ import re
 import pytest
 
 from support.ingest import CORPUS
-from support.procs import free_port, spawn, stop, tg, wait_until
+from support.procs import launched, tg, wait_until
 
 pytestmark = pytest.mark.timeout(300)
 
 
 @pytest.fixture
 def gateway(tmp_path):
-    port = free_port()
-    launcher = spawn("tg-launch", "--data-dir", str(tmp_path / "data"), "--gateway-port", str(port))
-    url = f"http://127.0.0.1:{port}/"
-    try:
-        wait_until(lambda: tg("tg-show-flows", "-u", url).returncode == 0, timeout=60, what="tg-launch")
+    with launched(tmp_path / "data") as url:
         yield url
-    finally:
-        log = stop(launcher)
-        assert "Traceback" not in log, log
 
 
 def ok(*command: str):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import subprocess
@@ -47,3 +48,17 @@ def stop(proc: subprocess.Popen) -> str:
         except subprocess.TimeoutExpired:
             proc.kill()
     return proc.stdout.read() if proc.stdout else ""
+
+
+@contextlib.contextmanager
+def launched(data_dir: Path, *extra: str):
+    """`tg-launch` on the embedded defaults; yields the gateway URL once it answers."""
+    port = free_port()
+    launcher = spawn("tg-launch", "--data-dir", str(data_dir), "--gateway-port", str(port), *extra)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        wait_until(lambda: tg("tg-show-flows", "-u", url).returncode == 0, timeout=60, what="tg-launch")
+        yield url
+    finally:
+        log = stop(launcher)
+        assert "Traceback" not in log, log

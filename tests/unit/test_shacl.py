@@ -1,0 +1,179 @@
+"""SHACL shapes of a valid trace (specs/ontology/shapes.ttl): a complete GraphRAG trace with the
+extraction provenance of one of its edges conforms, and each kind of damage is reported."""
+
+from __future__ import annotations
+
+from tracegraph.base.provenance import extraction, query
+from tracegraph.base.provenance.shacl import ShaclReport, reified_graph, validate_nquads, validate_trace
+from tracegraph.base.provenance.uris import chunk_uri, page_uri, subgraph_uri
+from tracegraph.base.provenance.vocab import PROV, RDF, TG
+from tracegraph.base.stores.protocol import RETRIEVAL_GRAPH, SOURCE_GRAPH
+from tracegraph.base.stores.terms import to_nquads
+from tracegraph.schemas.rdf import Triple, iri, literal, quoted
+
+SID = "3f2c9d1e-0000-4000-8000-000000000001"
+QUESTION = query.question_uri(SID)
+GROUNDING, EXPLORATION, FOCUS, SYNTHESIS = (query.step_uri(step, SID)
+                                            for step in ("grounding", "exploration", "focus", "synthesis"))
+DOC = "urn:doc:helios"
+PAGE = page_uri(DOC, 1)
+CHUNK = chunk_uri(PAGE, 1, 1000, 100)
+SUBGRAPH = subgraph_uri(CHUNK, "offline")
+HELIOS, CORVID = "https://trustgraph.ai/e/helios-grid", "https://trustgraph.ai/e/corvid-analytics"
+DEPENDS_ON = iri("https://trustgraph.ai/r/depends-on")
+DEFINITION = iri("http://www.w3.org/2004/02/skos/core#definition")
+FACT = Triple(s=iri(HELIOS), p=DEPENDS_ON, o=iri(CORVID))
+COMPONENT = extraction.Component("kg-extract", "0.1.0")
+STAMP = "2024-01-15T10:30:00Z"
+
+
+def graph_rag_trace() -> list[Triple]:
+    usage = query.Usage(in_token=812, out_token=95, model="stub-llm")
+    edges = [query.SelectedEdge(s=FACT.s, p=FACT.p, o=FACT.o, reasoning="names the dependency",
+                                score=0.91, concept="Helios Grid"),
+             query.SelectedEdge(s=iri(HELIOS), p=DEFINITION, o=literal("Helios Grid is a regional energy operator."),
+                                reasoning="defines the operator", score=0.5)]
+    return [
+        *query.question_triples(QUESTION, "Who does Helios Grid depend on?", query.now()),
+        *query.grounding_triples(GROUNDING, QUESTION, ["Helios Grid", "dependency"], usage, "LLM (stub-llm)"),
+        *query.exploration_triples(EXPLORATION, GROUNDING, 12, [HELIOS, CORVID]),
+        *query.focus_triples(FOCUS, EXPLORATION, SID, edges, usage, "LLM (stub-llm)", notes=["2 of 12 kept"]),
+        *query.synthesis_triples(SYNTHESIS, FOCUS, query.answer_document_uri(SID), usage, "LLM (stub-llm)"),
+    ]
+
+
+def extraction_provenance() -> list[Triple]:
+    return [
+        *extraction.document_triples(DOC, title="Helios Grid", mime_type="application/pdf", date="2024-01-01",
+                                     page_count=1),
+        *extraction.page_triples(PAGE, DOC, number=1, component=COMPONENT, timestamp=STAMP, char_length=480),
+        *extraction.chunk_triples(CHUNK, PAGE, index=1, char_offset=0, char_length=480, chunk_size=1000,
+                                  chunk_overlap=100, component=COMPONENT, timestamp=STAMP),
+        *extraction.subgraph_triples(SUBGRAPH, CHUNK, [FACT], component=COMPONENT, timestamp=STAMP,
+                                     extractor="offline"),
+    ]
+
+
+def valid() -> list[Triple]:
+    return [*graph_rag_trace(), *extraction_provenance()]
+
+
+def without(triples: list[Triple], s: str, p) -> list[Triple]:
+    out = [t for t in triples if not (t.s == iri(s) and t.p == p)]
+    assert len(out) < len(triples), "the test meant to remove something"
+    return out
+
+
+def replaced(triples: list[Triple], s: str, p, o) -> list[Triple]:
+    return [*without(triples, s, p), Triple(s=iri(s), p=p, o=o, g=RETRIEVAL_GRAPH)]
+
+
+def assert_reported(report: ShaclReport, *fragments: str) -> None:
+    assert not report.conforms
+    assert any(all(f in m for f in fragments) for m in report.messages), report.messages
+
+
+def test_a_complete_trace_with_extraction_provenance_conforms():
+    triples = valid()
+    assert {t.g for t in triples} == {RETRIEVAL_GRAPH, SOURCE_GRAPH, None}  # the union is validated
+    report = validate_trace(triples)
+    assert report.conforms, report.messages
+    assert report.messages == []
+
+
+def test_the_reified_view_shares_one_statement_per_triple_term():
+    graph = reified_graph(valid())
+    from rdflib import RDF as R, URIRef
+
+    statements = set(graph.subjects(R.type, R.Statement))
+    assert len(statements) == 2  # two selected edges; the contained fact is the first of them
+    shared = graph.value(URIRef(query.edge_selection_uri(SID, 0)), URIRef(TG.edge.iri))
+    assert shared in statements
+    assert (URIRef(SUBGRAPH), URIRef(TG.contains.iri), shared) in graph
+    assert graph.value(shared, R.predicate) == URIRef(DEPENDS_ON.iri)
+
+
+def test_missing_query_is_reported():
+    report = validate_trace(without(valid(), QUESTION, TG.query))
+    assert_reported(report, f"<{QUESTION}>", "tg:query", "exactly one non-empty string tg:query")
+    assert len(report.messages) == 1
+
+
+def test_empty_query_is_reported():
+    report = validate_trace(replaced(valid(), QUESTION, TG.query, literal("  ")))
+    assert_reported(report, f"<{QUESTION}>", "tg:query")
+
+
+def test_focus_derived_from_grounding_instead_of_exploration_is_reported():
+    report = validate_trace(replaced(valid(), FOCUS, PROV.wasDerivedFrom, iri(GROUNDING)))
+    assert_reported(report, f"<{FOCUS}>", "prov:wasDerivedFrom", "exactly one tg:Exploration", f"<{GROUNDING}>")
+
+
+def test_edge_selection_without_edge_is_reported():
+    selection = query.edge_selection_uri(SID, 1)
+    report = validate_trace(without(valid(), selection, TG.edge))
+    assert_reported(report, f"<{selection}>", "tg:edge", "quotes exactly one edge")
+    assert len(report.messages) == 1
+
+
+def test_non_numeric_token_count_is_reported():
+    report = validate_trace(replaced(valid(), SYNTHESIS, TG.inToken, literal("many")))
+    assert_reported(report, f"<{SYNTHESIS}>", "tg:inToken", "non-negative integer", '"many"')
+
+
+def test_unknown_extractor_is_reported():
+    triples = [t for t in valid() if not (t.s == iri(SUBGRAPH) and t.p == TG.extractor)]
+    triples.append(Triple(s=iri(SUBGRAPH), p=TG.extractor, o=literal("magic"), g=SOURCE_GRAPH))
+    report = validate_trace(triples)
+    assert_reported(report, f"<{SUBGRAPH}>", "tg:extractor", '"llm" or "offline"', '"magic"')
+
+
+def test_missing_document_description_breaks_the_page_link():
+    """Provenance alone (urn:graph:source) does not say the page's parent is a tg:Document."""
+    report = validate_trace([t for t in valid() if t.g is not None])
+    assert_reported(report, f"<{PAGE}>", "prov:wasDerivedFrom", "tg:Document")
+
+
+def test_malformed_quoted_triple_is_reported_as_the_triple_term():
+    bad = quoted(literal("not a subject"), DEPENDS_ON, iri(CORVID))
+    triples = [*valid(), Triple(s=iri(SUBGRAPH), p=TG.contains, o=bad, g=SOURCE_GRAPH)]
+    report = validate_trace(triples)
+    assert_reported(report, '<< "not a subject"', "rdf:subject", "an IRI or blank node")
+
+
+def test_wrong_question_type_and_uri_are_reported():
+    triples = [t for t in valid() if not (t.s == iri(QUESTION) and t.p == RDF.type and t.o == TG.Question)]
+    assert_reported(validate_trace(triples), f"<{QUESTION}>", "rdf:type", "tg:Question")
+    other = "urn:example:q"
+    moved = [Triple(s=iri(other), p=t.p, o=t.o, g=t.g) if t.s == iri(QUESTION) else t for t in valid()]
+    assert_reported(validate_trace(moved), f"<{other}>", "urn:trustgraph:question:")
+
+
+def test_a_step_that_lost_its_type_is_still_caught():
+    triples = [t for t in valid() if not (t.s == iri(FOCUS) and t.o == TG.Focus)]
+    report = validate_trace(triples)
+    assert_reported(report, f"<{FOCUS}>", "rdf:type", "what has a tg:selectedEdge is a tg:Focus")
+    assert_reported(report, f"<{SYNTHESIS}>", "prov:wasDerivedFrom", "exactly one tg:Focus")
+
+
+def test_docrag_synthesis_from_exploration_is_not_held_to_graph_rag_rules():
+    sid = "d0c"
+    exploration, synthesis = f"urn:trustgraph:docrag:{sid}/exploration", f"urn:trustgraph:docrag:{sid}/synthesis"
+    docrag = [*query.grounding_triples(f"urn:trustgraph:docrag:{sid}/grounding", QUESTION, ["x"], None, "offline")]
+    docrag += [Triple(s=iri(exploration), p=p, o=o, g=RETRIEVAL_GRAPH) for p, o in [
+        (RDF.type, PROV.Entity), (RDF.type, TG.Exploration), (TG.chunkCount, literal(3)),
+        (PROV.wasDerivedFrom, iri(f"urn:trustgraph:docrag:{sid}/grounding"))]]
+    docrag += [Triple(s=iri(synthesis), p=p, o=o, g=RETRIEVAL_GRAPH) for p, o in [
+        (RDF.type, PROV.Entity), (RDF.type, TG.Synthesis), (PROV.wasDerivedFrom, iri(exploration))]]
+    report = validate_trace([*valid(), *docrag])
+    assert report.conforms, report.messages
+    # The same chain minted under GraphRAG URIs is held to them.
+    graph_rag = [Triple(s=iri(SYNTHESIS + "-2"), p=p, o=o, g=RETRIEVAL_GRAPH) for p, o in [
+        (RDF.type, PROV.Entity), (RDF.type, TG.Synthesis), (RDF.type, TG.Answer), (PROV.wasDerivedFrom, iri(exploration))]]
+    assert_reported(validate_trace([*valid(), *docrag, *graph_rag]), "exactly one tg:Focus")
+
+
+def test_nquads_round_trip_validates_the_same():
+    assert validate_nquads(to_nquads(valid())).conforms
+    report = validate_nquads(to_nquads(without(valid(), QUESTION, TG.query)))
+    assert_reported(report, "tg:query")
