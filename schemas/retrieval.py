@@ -24,6 +24,7 @@ class GraphRagRequest(Message):
     max_path_length: int | None = Field(None, alias="max-path-length", ge=1, le=5)
     edge_limit: int | None = Field(None, alias="edge-limit", ge=1, le=500)
     streaming: bool = False
+    explain: bool = True  # False: no explain events are sent or stored (the answer is unchanged)
     parent_uri: str | None = Field(None, alias="parent-uri")  # set by agent tools: the Question derives from it
 
 

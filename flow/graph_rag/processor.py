@@ -101,6 +101,8 @@ class GraphRagProcessor(FlowProcessor):
         meta = Metadata(id="", root="", user=req.user, collection=req.collection)
         async for step in pipeline.run(req.query, streaming=req.streaming, parent_uri=req.parent_uri):
             if isinstance(step, Explain):
+                if not req.explain:
+                    continue
                 await flow[self.explainability].send(Triples(metadata=meta.model_copy(update={"id": step.uri}),
                                                              triples=step.triples))
                 yield GraphRagResponse(message_type="explain", explain_id=step.uri, explain_graph=RETRIEVAL_GRAPH,

@@ -100,3 +100,28 @@ async def test_non_streaming_upstream_order_and_llm_down_closes_the_question(tmp
             closing = events[-1]
             assert closing["explain_id"].startswith("urn:trustgraph:question:")
             assert any(t["o"].get("v", "").startswith("failed: ") for t in closing["explain_triples"])
+
+
+async def test_stored_traces_and_their_extraction_provenance_pass_shacl(tmp_path):
+    import asyncio
+
+    from tracegraph.base.provenance.shacl import validate_trace
+    from tracegraph.schemas.rdf import Triple
+
+    async with ingest_stack(tmp_path) as (api, _):
+        for name in ("helios-grid.md", "corvid-analytics.md"):
+            await load_and_wait(api, CORPUS / name)
+        events = [m async for m in api.stream("default", "graph-rag", {"query": "Who acquired Corvid Analytics?"})]
+        await asyncio.sleep(0.5)  # the writer stores the last event
+        everything = (await api.flow_service("default", "triples", {"g": "*", "limit": 100000}))["triples"]
+        retrieval = [t for t in everything if t.get("g") == "urn:graph:retrieval"]
+        inline = [t for m in events if m["message_type"] == "explain" for t in m["explain_triples"]]
+        assert {json.dumps(t, sort_keys=True) for t in inline} <= {json.dumps(t, sort_keys=True) for t in retrieval}
+
+        report = await asyncio.to_thread(validate_trace, [Triple.model_validate(t) for t in everything])
+        assert report.conforms, "\n".join(report.messages)
+
+        broken = [Triple.model_validate(t) for t in everything
+                  if not (t["p"]["i"] == "https://trustgraph.ai/ns/query")]
+        report = await asyncio.to_thread(validate_trace, broken)
+        assert not report.conforms and any("tg:query" in m for m in report.messages)
