@@ -175,9 +175,9 @@ def test_output_is_the_same_for_any_order_and_repeats() -> None:
 
 
 def test_unknown_namespaces_blank_nodes_and_typed_literals() -> None:
-    thing, blank = "http://example.org/data/thing", BlankTerm(id="b0")
+    thing, vocab, blank = "http://example.org/data/thing", "http://example.org/vocab#", BlankTerm(id="b0")
     document = to_prov_json([
-        Triple(s=iri(thing), p=iri("http://example.org/vocab#size"), o=literal("3", datatype="http://example.org/vocab#n")),
+        Triple(s=iri(thing), p=iri(vocab + "size"), o=literal("3", datatype=vocab + "n")),
         Triple(s=iri(thing), p=RDFS.label, o=literal("chose", language="fr")),
         Triple(s=iri(thing), p=RDFS.comment, o=iri("mailto:someone@example.org")),
         Triple(s=iri(thing), p=PROV.wasDerivedFrom, o=blank),
