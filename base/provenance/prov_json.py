@@ -17,7 +17,8 @@ How RDF maps to PROV-JSON:
   PROV-O domain). Its other rdf:types (tg:Question, tg:EdgeSelection...) become `prov:type` values.
 - **Relations**: prov:wasDerivedFrom, wasGeneratedBy, used and wasAssociatedWith become `wasDerivedFrom`,
   `wasGeneratedBy`, `used`, `wasAssociatedWith` records with blank ids (`_:wDF1`, ...), numbered in sorted order.
-  A single well-formed prov:startedAtTime / endedAtTime of an activity becomes its `prov:startTime` / `prov:endTime`.
+  A single well-formed prov:startedAtTime / endedAtTime of an activity becomes its `prov:startTime` / `prov:endTime`;
+  any other (several, or not an xsd:dateTime `prov` can parse) stays an attribute under its own name.
 - **Attributes**: every other property, keyed by its qualified name. An IRI value is `{"$": qname, "type":
   "xsd:QName"}` (the PROV-JSON submission's type, which `prov` 3 reads as a QualifiedName) when it compacts
   against the document's prefixes, else `{"$": iri, "type": "xsd:anyURI"}`; a plain or xsd:string literal is a
@@ -111,21 +112,21 @@ def to_prov_json(triples: Iterable[Triple]) -> dict[str, Any]:
 
     records: dict[str, dict[str, Any]] = {kind: {} for kind in _KIND_ORDER}
     for node in types:
-        record: dict[str, Any] = dict(times[node])
-        other_types = types[node] - {k for k, kind in _KINDS.items() if kind == kinds[node]}
-        if other_types:
-            record["prov:type"] = _one_or_many([_iri_value(i, names) for i in other_types])
-        for predicate, values in props[node].items():
-            record[names.qname(predicate)] = _one_or_many([_value(v, names) for v in values])
+        attributes: dict[str, list[Any]] = defaultdict(list)
+        for rdf_type in types[node] - {k for k, kind in _KINDS.items() if kind == kinds[node]}:
+            attributes["prov:type"].append(_iri_value(rdf_type, names))
+        for predicate, values in props[node].items():  # a prov:type predicate joins the rdf:types
+            attributes[names.qname(predicate)] += [_value(v, names) for v in values]
+        record = times[node] | {key: _one_or_many(found) for key, found in attributes.items()}
         records[kinds[node]][names.qname(_node_iri(node))] = dict(sorted(record.items()))
 
     document: dict[str, Any] = {"prefix": dict(sorted(names.prefixes.items()))}
     document.update({kind: dict(sorted(found.items())) for kind, found in records.items() if found})
-    for predicate, (record, subject_role, object_role, stem) in sorted(_RELATIONS.items(), key=lambda r: r[1]):
+    for predicate, (relation, subject_role, object_role, stem) in sorted(_RELATIONS.items(), key=lambda r: r[1]):
         pairs = sorted((names.qname(_node_iri(s)), names.qname(_node_iri(o)))
                        for p, s, o in relations if p == predicate)
         if pairs:
-            document[record] = {f"_:{stem}{n}": {subject_role: s, object_role: o}
+            document[relation] = {f"_:{stem}{n}": {subject_role: s, object_role: o}
                                 for n, (s, o) in enumerate(pairs, start=1)}
     return document
 

@@ -48,6 +48,13 @@ def test_explained_answer_stored_trace_sources_and_exports(tmp_path):
         nquads = ok("tg-export-explain-trace", *u, synthesis, "--format", "nquads")
         assert len(list(pyoxigraph.parse(nquads.encode(), format=pyoxigraph.RdfFormat.N_QUADS))) == len(quads)
 
+        from prov.model import ProvActivity, ProvDerivation, ProvDocument
+        document = ProvDocument.deserialize(content=ok("tg-export-explain-trace", *u, synthesis, "--format",
+                                                       "prov-json"), format="json")
+        activities = [r for r in document.get_records(ProvActivity)]
+        assert [a.identifier.uri for a in activities] == [synthesis.replace("prov:synthesis", "question")]
+        assert len(list(document.get_records(ProvDerivation))) >= 4  # grounding … synthesis chain
+
         missing = tg("tg-show-explain-trace", *u, "urn:trustgraph:question:nope")
         assert missing.returncode == 1 and "no stored trace" in missing.stderr
         empty = tg("tg-invoke-graph-rag", *u, "-q", "   ")
