@@ -8,7 +8,7 @@ from tracegraph.base.flow import Flow
 from tracegraph.base.processor import FlowProcessor
 from tracegraph.base.specs import Consumer
 from tracegraph.base.stores.protocol import RETRIEVAL_GRAPH, CollectionRef, TripleStore
-from tracegraph.base.stores.triples_registry import open_triple_store
+from tracegraph.base.stores.triples_registry import triple_store_for
 from tracegraph.schemas.ingest import Triples
 
 
@@ -17,9 +17,7 @@ class ExplainabilityWriter(FlowProcessor):
     input = Consumer("input", Triples, prefetch=16)
 
     async def start(self) -> None:
-        s = self.settings
-        self.store: TripleStore = open_triple_store(s.triples_engine, data_dir=s.data_dir,
-                                                    cassandra_hosts=s.cassandra_hosts or ())
+        self.store: TripleStore = triple_store_for(self.settings)
         self._stack.push_async_callback(self.store.aclose)
         await super().start()
 

@@ -33,3 +33,9 @@ def open_triple_store(engine: str = "oxigraph", *, data_dir: Path = Path("tg-dat
             raise ConfigError("the cassandra triple-store engine needs at least one host (TG_CASSANDRA_HOSTS)")
         return cls(hosts, keyspace)
     return cls(Path(data_dir) / "triples")
+
+
+def triple_store_for(settings) -> TripleStore:
+    """The triple store a processor's RuntimeSettings name (TG_TRIPLES_ENGINE, TG_CASSANDRA_HOSTS, data dir)."""
+    return open_triple_store(settings.triples_engine, data_dir=settings.data_dir,
+                             cassandra_hosts=settings.cassandra_hosts or ())

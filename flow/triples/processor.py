@@ -10,7 +10,7 @@ from tracegraph.base.flow import Flow
 from tracegraph.base.processor import FlowProcessor
 from tracegraph.base.specs import Consumer, Service
 from tracegraph.base.stores.protocol import CollectionRef, TripleStore
-from tracegraph.base.stores.triples_registry import open_triple_store
+from tracegraph.base.stores.triples_registry import triple_store_for
 from tracegraph.flow.triples.removal import remove_document
 from tracegraph.schemas.ingest import Metadata, Triples, TriplesBatch
 from tracegraph.schemas.triples import (
@@ -38,8 +38,7 @@ class TriplesProcessor(FlowProcessor):
         self.store: TripleStore | None = None
 
     async def start(self) -> None:
-        s = self.settings
-        self.store = open_triple_store(s.triples_engine, data_dir=s.data_dir, cassandra_hosts=s.cassandra_hosts or ())
+        self.store = triple_store_for(self.settings)
         self._stack.push_async_callback(self.store.aclose)
         await super().start()
 
