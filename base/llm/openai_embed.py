@@ -100,7 +100,9 @@ class OpenAIEmbedder:
         import openai
 
         try:
-            response = await client.embeddings.create(model=self.name, input=batch, encoding_format="float")
+            # No encoding_format: the client asks for base64 and decodes it with numpy, ~15x faster than
+            # JSON floats; servers that ignore the parameter and send floats are handled by the client too.
+            response = await client.embeddings.create(model=self.name, input=batch)
         except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
             raise ConfigError(f"embeddings endpoint {self._where()} rejected the API key "
                               f"(TG_EMBEDDINGS_API_KEY): {_message(exc)}") from exc

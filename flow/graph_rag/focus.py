@@ -8,6 +8,8 @@ import hashlib
 import json
 import math
 from collections.abc import Sequence
+
+import numpy as np
 from dataclasses import dataclass
 
 from tracegraph.base.provenance.query import SelectedEdge
@@ -62,12 +64,20 @@ def score_edges(edges: Sequence[Edge], edge_vectors: Sequence[Sequence[float]], 
                 concept_vectors: Sequence[Sequence[float]]) -> list[Scored]:
     """Best similarity to any concept, discounted by a quarter per hop from the seed entities,
     and by CO_OCCURRENCE_WEIGHT for mere co-occurrence edges."""
+    if not edges or not concepts:
+        return [Scored(e, 0.0, 0.0, "") for e in edges]
+    # One matrix product: (edges × dim) · (dim × concepts), rows and columns normalised.
+    e = np.asarray(edge_vectors, dtype=np.float32)
+    c = np.asarray(concept_vectors, dtype=np.float32)
+    e /= np.clip(np.linalg.norm(e, axis=1, keepdims=True), 1e-12, None)
+    c /= np.clip(np.linalg.norm(c, axis=1, keepdims=True), 1e-12, None)
+    similarity = e @ c.T
+    best_index = similarity.argmax(axis=1)
     scored = []
-    for edge, vector in zip(edges, edge_vectors):
-        best, concept = max(((cosine(vector, cv), c) for c, cv in zip(concepts, concept_vectors)),
-                            default=(0.0, ""))
+    for i, edge in enumerate(edges):
+        best = float(similarity[i, best_index[i]])
         weight = CO_OCCURRENCE_WEIGHT if edge.labels[1] == CO_OCCURRENCE else 1.0
-        scored.append(Scored(edge, weight * best / (1 + 0.25 * edge.hops), best, concept))
+        scored.append(Scored(edge, weight * best / (1 + 0.25 * edge.hops), best, concepts[best_index[i]]))
     return sorted(scored, key=lambda s: s.score, reverse=True)
 
 

@@ -160,9 +160,10 @@ class GraphRagPipeline:
         return cached
 
     async def _explore(self, session: _Session, seeds: list[str]) -> list[Edge]:
-        """Breadth-first from the seeds over `max_path_length` hops, bounded by the limits."""
+        """Breadth-first from the seeds over `max_path_length` hops, bounded by the limits; the labels
+        of every term met are then fetched in one batch, not one lookup per term."""
         limits = self.limits
-        found: dict[tuple, Edge] = {}
+        found: dict[tuple, tuple[Triple, int]] = {}
         visited: set[str] = set()
         frontier = list(seeds)
         for hop in range(limits.max_path_length):
@@ -177,16 +178,21 @@ class GraphRagPipeline:
                 for t in around:
                     if _skipped(t) or len(found) >= limits.max_subgraph_size:
                         continue
-                    key = (t.s, t.p, t.o)
-                    if key not in found:
-                        labels = (await self._label(session, t.s), await self._label(session, t.p),
-                                  await self._label(session, t.o))
-                        found[key] = Edge(t.model_copy(update={"g": None}), labels, hop)
+                    found.setdefault((t.s, t.p, t.o), (t.model_copy(update={"g": None}), hop))
                     other = t.o if t.s == node else t.s
                     if isinstance(other, IriTerm) and other.iri not in visited:
                         following.append(other.iri)
             frontier = following
-        return list(found.values())
+        await self._fetch_labels(session, [term for t, _ in found.values() for term in (t.s, t.p, t.o)])
+        return [Edge(t, (await self._label(session, t.s), await self._label(session, t.p),
+                         await self._label(session, t.o)), hop) for t, hop in found.values()]
+
+    async def _fetch_labels(self, session: _Session, terms: list[Term]) -> None:
+        wanted = list(dict.fromkeys(t.iri for t in terms if isinstance(t, IriTerm) and t.iri not in session.labels))
+        if wanted:
+            found = await self.tools.labels(wanted)
+            for value in wanted:
+                session.labels[value] = found.get(value) or READABLE_PREDICATES.get(value) or value
 
     async def _focus(self, question: str, edges: list[Edge], concepts: list[str], vectors: list[list[float]]
                      ) -> tuple[list[SelectedEdge], Usage | None, str, list[str]]:

@@ -11,6 +11,7 @@ from tracegraph.base.errors import LlmUnavailable, RemoteError, TraceGraphError
 from tracegraph.base.flow import Flow
 from tracegraph.base.llm.completion import Completion
 from tracegraph.base.processor import FlowProcessor
+from tracegraph.base.provenance.vocab import RDFS
 from tracegraph.base.specs import Client, Producer, Service
 from tracegraph.base.stores.protocol import RETRIEVAL_GRAPH
 from tracegraph.flow.graph_rag.pipeline import Chunk, Explain, Finished, GraphRagPipeline, Limits
@@ -18,9 +19,11 @@ from tracegraph.schemas.embeddings import EmbeddingsRequest, EmbeddingsResponse,
 from tracegraph.schemas.ingest import Metadata, Triples
 from tracegraph.schemas.library import DocumentMetadata, LibrarianRequest, LibrarianResponse
 from tracegraph.schemas.llm import TextCompletionRequest, TextCompletionResponse
-from tracegraph.schemas.rdf import IriTerm, Term, Triple
+from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Term, Triple
 from tracegraph.schemas.retrieval import GraphRagRequest, GraphRagResponse, Source
-from tracegraph.schemas.triples import TriplesQueryRequest, TriplesQueryResponse
+from tracegraph.schemas.triples import (
+    SparqlQueryRequest, SparqlQueryResponse, TriplesQueryRequest, TriplesQueryResponse,
+)
 
 
 class BusTools:
@@ -46,6 +49,28 @@ class BusTools:
         reply = await self.flow[self.p.triples].request(TriplesQueryRequest(
             s=s, p=p, o=o, g=g, limit=limit, user=self.user, collection=self.collection))
         return reply.triples
+
+    async def labels(self, iris: Sequence[str]) -> dict[str, str]:
+        """One SPARQL query per 400 IRIs; an engine without SPARQL gets one pattern lookup per IRI."""
+        found: dict[str, str] = {}
+        for start in range(0, len(iris), 400):
+            batch = [i for i in iris[start:start + 400] if ">" not in i and " " not in i]
+            query = ("SELECT ?s ?l WHERE { VALUES ?s { " + " ".join(f"<{i}>" for i in batch) +
+                     " } ?s <http://www.w3.org/2000/01/rdf-schema#label> ?l }")
+            try:
+                reply = await self.flow[self.p.sparql].request(SparqlQueryRequest(
+                    query=query, limit=len(batch) * 4, user=self.user, collection=self.collection))
+            except RemoteError:
+                for value in batch:
+                    hit = await self.match(s=IriTerm(iri=value), p=RDFS.label, limit=1)
+                    if hit and isinstance(hit[0].o, LiteralTerm):
+                        found[value] = hit[0].o.value
+                continue
+            for row in reply.bindings:
+                s, label = row.get("s"), row.get("l")
+                if isinstance(s, IriTerm) and isinstance(label, LiteralTerm):
+                    found.setdefault(s.iri, label.value)
+        return found
 
     async def complete(self, system: str, prompt: str) -> Completion:
         try:
@@ -84,6 +109,7 @@ class GraphRagProcessor(FlowProcessor):
     request = Service("request", GraphRagRequest, GraphRagResponse, prefetch=8)
     explainability = Producer("explainability", Triples)
     triples = Client("triples", TriplesQueryRequest, TriplesQueryResponse)
+    sparql = Client("sparql", SparqlQueryRequest, SparqlQueryResponse)
     graph_embeddings = Client("graph-embeddings", VectorQueryRequest, VectorQueryResponse)
     embeddings = Client("embeddings", EmbeddingsRequest, EmbeddingsResponse)
     completion = Client("text-completion", TextCompletionRequest, TextCompletionResponse)

@@ -22,6 +22,10 @@ class GraphRagTools(Protocol):
                     g: str | None = None, limit: int = 100) -> list[Triple]:
         ...
 
+    async def labels(self, iris: Sequence[str]) -> dict[str, str]:
+        """rdfs:label of each IRI that has one, in as few round trips as the store allows."""
+        ...
+
     async def complete(self, system: str, prompt: str) -> Completion:
         """Raises LlmUnavailable when no LLM is configured (the pipeline then works offline)."""
         ...

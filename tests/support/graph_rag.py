@@ -61,6 +61,14 @@ class StoreTools:
                     g: str | None = None, limit: int = 100) -> list[Triple]:
         return await self.store.match(REF, s, p, o, g, limit)
 
+    async def labels(self, iris: Sequence[str]) -> dict[str, str]:
+        found = {}
+        for value in iris:
+            hits = await self.store.match(REF, s=iri(value), p=RDFS.label, limit=1)
+            if hits:
+                found[value] = hits[0].o.value
+        return found
+
     def _next(self, system: str, prompt: str):
         if self.replies is None:
             raise LlmUnavailable("no LLM configured")
