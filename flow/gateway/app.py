@@ -22,7 +22,16 @@ from tracegraph.flow.gateway.services import FLOW_IMPORTS, FLOW_SERVICES, GLOBAL
 
 log = logging.getLogger(__name__)
 
-MAX_BODY = 16 * 1024 * 1024
+JSON_OVERHEAD = 1024 * 1024  # room for metadata around a base64 document
+
+
+def max_body(max_document_bytes: int) -> int:
+    """The largest request body: a base64-encoded document of the librarian's limit, plus its JSON.
+
+    >>> max_body(3 * 1024 * 1024)
+    5242880
+    """
+    return (max_document_bytes + 2) // 3 * 4 + JSON_OVERHEAD
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
@@ -43,7 +52,8 @@ class GatewayProcessor(InterfaceUser):
     async def start(self) -> None:
         await super().start()
         self._stack.push_async_callback(self._stop_global_clients)
-        app = web.Application(client_max_size=MAX_BODY, middlewares=[self._auth])
+        app = web.Application(client_max_size=max_body(self.settings.max_document_bytes),
+                              middlewares=[self._auth, self._oversize])
         app.router.add_post("/api/v1/flow/{flow}/service/{kind}", self._flow_service)
         app.router.add_post("/api/v1/flow/{flow}/import/{kind}", self._flow_import)
         app.router.add_post("/api/v1/{kind}", self._global_service)
@@ -65,6 +75,16 @@ class GatewayProcessor(InterfaceUser):
         clients, self._global = list(self._global.values()), {}
         for client in clients:
             await client.stop()
+
+    @web.middleware
+    async def _oversize(self, request: web.Request, handler):
+        """A body over the limit gets our JSON error shape, not aiohttp's plain-text 413."""
+        try:
+            return await handler(request)
+        except web.HTTPRequestEntityTooLarge:
+            limit = max_body(self.settings.max_document_bytes)
+            return _json_error(413, "too-large", f"request body over {limit:,} bytes "
+                               "(documents are limited by TG_MAX_DOCUMENT_BYTES)")
 
     @web.middleware
     async def _auth(self, request: web.Request, handler):

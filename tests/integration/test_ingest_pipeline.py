@@ -104,3 +104,15 @@ async def test_broken_sparql_and_updates_are_refused_and_the_store_keeps_working
         with pytest.raises(RemoteError, match="(?i)read-only|update"):
             await api.flow_service("default", "sparql", {"query": "INSERT DATA { <urn:a> <urn:b> <urn:c> }"})
         assert (await api.flow_service("default", "sparql", {"query": "ASK { ?s ?p ?o }"}))["boolean"] is False
+
+
+async def test_a_body_over_the_gateway_limit_gets_a_json_error(tmp_path):
+    import aiohttp
+
+    async with ingest_stack(tmp_path, max_document_bytes=1000) as (api, _):
+        async with aiohttp.ClientSession() as session:
+            async with session.post(f"{api.url}api/v1/librarian", data=b"x" * 3_000_000,
+                                    headers={"Content-Type": "application/json"}) as response:
+                body = await response.json()
+        assert response.status == 413 and body["error"]["type"] == "too-large"
+        assert (await api.request("librarian", {"operation": "list-documents"})).get("document-metadatas") == []
