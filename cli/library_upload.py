@@ -66,7 +66,8 @@ async def extraction_progress(api: Api, flow: str, document_id: str, collection:
 
 async def wait_for_extraction(api: Api, flow: str, documents: list[str], collection: str, timeout: float,
                               bar) -> None:
-    """Poll until every chunk of every document has its subgraph; update `bar` (chunks done)."""
+    """Poll until every chunk of every document has its subgraph and the vectors are indexed;
+    update `bar` (chunks done)."""
     deadline = time.monotonic() + timeout
     settled_rounds = 0
     while True:
@@ -78,7 +79,28 @@ async def wait_for_extraction(api: Api, flow: str, documents: list[str], collect
         if chunks and done >= chunks:
             settled_rounds += 1
             if settled_rounds >= 2:  # the chunk count is stable too
+                await wait_for_vectors(api, flow, collection, chunks, max(1.0, deadline - time.monotonic()))
                 return
         if time.monotonic() > deadline:
             raise ConfigError(f"extraction not finished after {timeout:g}s ({done}/{chunks} chunks)")
+        await asyncio.sleep(0.5)
+
+
+async def wait_for_vectors(api: Api, flow: str, collection: str, chunks: int, timeout: float) -> None:
+    """Wait until the chunk vectors are all indexed and the entity index has stopped growing:
+    GraphRAG finds its seed entities there, so a question asked earlier could miss them."""
+    probe = (await api.flow_service(flow, "embeddings", {"texts": ["probe"]}))["vectors"][0]
+    deadline = time.monotonic() + timeout
+    previous, steady = -1, 0
+    while True:
+        indexed = len((await api.flow_service(flow, "document-embeddings", {
+            "vector": probe, "limit": 1000, "collection": collection})).get("matches", []))
+        entities = len((await api.flow_service(flow, "graph-embeddings", {
+            "vector": probe, "limit": 1000, "collection": collection})).get("matches", []))
+        steady = steady + 1 if indexed >= min(chunks, 1000) and entities == previous else 0
+        if steady >= 2:
+            return
+        if time.monotonic() > deadline:
+            raise ConfigError(f"vector indexing not finished after {timeout:g}s ({indexed}/{chunks} chunks)")
+        previous = entities
         await asyncio.sleep(0.5)

@@ -15,7 +15,7 @@ from tracegraph.base.bus.protocol import Backend
 from tracegraph.base.settings import RuntimeSettings, add_runtime_arguments, settings_from
 from tracegraph.cli.api import Api
 from tracegraph.cli.explain_render import TraceRenderer
-from tracegraph.cli.library_upload import add_document, extraction_progress, process
+from tracegraph.cli.library_upload import add_document, extraction_progress, process, wait_for_vectors
 from tracegraph.launch.process import configure_logging, run_main, serve
 from tracegraph.launch.registry import PROCESSORS
 from tracegraph.launch.stack import Stack, ensure_flow
@@ -82,6 +82,7 @@ async def demo(api: Api, files: list[Path], timeout: float, question: str) -> No
             print(f"  extraction: {done}/{chunks} chunks")
             last = (chunks, done)
         if chunks and done >= chunks:
+            await wait_for_vectors(api, "default", "default", chunks, max(1.0, deadline - time.monotonic()))
             break
         if time.monotonic() > deadline:
             raise TimeoutError(f"extraction unfinished after {timeout:g}s")

@@ -9,7 +9,7 @@ from pathlib import Path
 from tracegraph.base.bus.inproc import InprocBackend
 from tracegraph.base.settings import RuntimeSettings
 from tracegraph.cli.api import Api
-from tracegraph.cli.library_upload import add_document, extraction_progress, process
+from tracegraph.cli.library_upload import add_document, extraction_progress, process, wait_for_vectors
 from tracegraph.launch.registry import PROCESSORS
 from tracegraph.launch.stack import Stack, ensure_flow
 
@@ -39,6 +39,7 @@ async def load_and_wait(api: Api, path: Path, collection: str = "default", timeo
         chunks, done = await extraction_progress(api, "default", meta["id"], collection)
         stable = stable + 1 if chunks and done >= chunks else 0
         if stable >= 2:
+            await wait_for_vectors(api, "default", collection, chunks, timeout)
             return meta["id"]
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError(f"extraction of {path.name} unfinished: {done}/{chunks}")
