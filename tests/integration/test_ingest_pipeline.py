@@ -116,3 +116,30 @@ async def test_a_body_over_the_gateway_limit_gets_a_json_error(tmp_path):
                 body = await response.json()
         assert response.status == 413 and body["error"]["type"] == "too-large"
         assert (await api.request("librarian", {"operation": "list-documents"})).get("document-metadatas") == []
+
+
+PAGE_CHAIN = """
+PREFIX tg: <https://trustgraph.ai/ns/>
+PREFIX prov: <http://www.w3.org/ns/prov#>
+PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
+SELECT ?pageLabel ?chunkLabel ?document WHERE {
+  GRAPH <urn:graph:source> {
+    ?subgraph tg:contains <<( <https://trustgraph.ai/e/orbis-systems> <https://trustgraph.ai/r/operates>
+                              <https://trustgraph.ai/e/orbis-cloud> )>> ;
+              prov:wasDerivedFrom ?chunk .
+    ?chunk a tg:Chunk ; rdfs:label ?chunkLabel ; prov:wasDerivedFrom ?page .
+    ?page a tg:Page ; rdfs:label ?pageLabel ; tg:pageNumber ?number ; prov:wasDerivedFrom ?document .
+  }
+}"""
+
+
+async def test_pdf_pages_sit_between_chunks_and_the_document(tmp_path):
+    from support.pdf import make_pdf
+
+    pdf = tmp_path / "report.pdf"
+    pdf.write_bytes(make_pdf(["Helios Grid depends on Corvid Analytics.", "Orbis Systems operates Orbis Cloud."]))
+    async with ingest_stack(tmp_path) as (api, _):
+        doc = await load_and_wait(api, pdf)
+        rows = (await api.flow_service("default", "sparql", {"query": PAGE_CHAIN}))["bindings"]
+        assert [(r["pageLabel"]["v"], r["chunkLabel"]["v"], r["document"]["i"]) for r in rows] == \
+            [("Page 2", "Chunk 1", doc)]
