@@ -7,6 +7,7 @@ import asyncio
 import base64
 import mimetypes
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from tracegraph.base.errors import ConfigError
@@ -65,25 +66,26 @@ async def extraction_progress(api: Api, flow: str, document_id: str, collection:
 
 
 async def wait_for_extraction(api: Api, flow: str, documents: list[str], collection: str, timeout: float,
-                              bar) -> None:
+                              on_progress: Callable[[int, int], None] | None = None) -> int:
     """Poll until every chunk of every document has its subgraph and the vectors are indexed;
-    update `bar` (chunks done)."""
+    `on_progress(done, chunks)` hears each poll. Returns the number of chunks."""
     deadline = time.monotonic() + timeout
     settled_rounds = 0
     while True:
         totals = [await extraction_progress(api, flow, d, collection) for d in documents]
         chunks, done = sum(t[0] for t in totals), sum(t[1] for t in totals)
-        bar.total = max(chunks, 1)
-        bar.n = done
-        bar.refresh()
+        if on_progress is not None:
+            on_progress(done, chunks)
         if chunks and done >= chunks:
             settled_rounds += 1
             if settled_rounds >= 2:  # the chunk count is stable too
                 await wait_for_vectors(api, flow, collection, chunks, max(1.0, deadline - time.monotonic()))
-                return
+                return chunks
+        else:
+            settled_rounds = 0
         if time.monotonic() > deadline:
             raise ConfigError(f"extraction not finished after {timeout:g}s ({done}/{chunks} chunks)")
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0.3)
 
 
 async def wait_for_vectors(api: Api, flow: str, collection: str, chunks: int, timeout: float) -> None:

@@ -38,7 +38,10 @@ def _main(prog: str, kinds: set[str], argv: list[str] | None) -> int:
                 bar.update()
         if args.wait:
             with tqdm(total=1, unit="chunk", desc="extracting", disable=None) as bar:
-                await wait_for_extraction(api, args.flow_id, ids, args.collection, args.timeout, bar)
+                def show(done: int, chunks: int) -> None:
+                    bar.total, bar.n = max(chunks, 1), done
+                    bar.refresh()
+                await wait_for_extraction(api, args.flow_id, ids, args.collection, args.timeout, show)
             print(f"extraction finished for {len(ids)} document(s)")
 
     return run(prog, args, body)

@@ -15,7 +15,7 @@ from tracegraph.base.bus.protocol import Backend
 from tracegraph.base.settings import RuntimeSettings, add_runtime_arguments, settings_from
 from tracegraph.cli.api import Api
 from tracegraph.cli.explain_render import TraceRenderer
-from tracegraph.cli.library_upload import add_document, extraction_progress, process, wait_for_vectors
+from tracegraph.cli.library_upload import add_document, process, wait_for_extraction
 from tracegraph.launch.process import configure_logging, run_main, serve
 from tracegraph.launch.registry import PROCESSORS
 from tracegraph.launch.stack import Stack, ensure_flow
@@ -73,20 +73,14 @@ async def demo(api: Api, files: list[Path], timeout: float, question: str) -> No
         await process(api, meta["id"], "default", "default")
         ids.append(meta["id"])
         print(f"  loaded {path.name:<24} {meta['size']:>7,} bytes  -> {meta['id']}")
-    deadline = time.monotonic() + timeout
-    last = None
-    while True:
-        progress = [await extraction_progress(api, "default", d, "default") for d in ids]
-        chunks, done = sum(c for c, _ in progress), sum(d for _, d in progress)
-        if (chunks, done) != last:
+    last: list[tuple[int, int]] = []
+
+    def show(done: int, chunks: int) -> None:
+        if [(done, chunks)] != last:
             print(f"  extraction: {done}/{chunks} chunks")
-            last = (chunks, done)
-        if chunks and done >= chunks:
-            await wait_for_vectors(api, "default", "default", chunks, max(1.0, deadline - time.monotonic()))
-            break
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"extraction unfinished after {timeout:g}s")
-        await asyncio.sleep(0.3)
+            last[:] = [(done, chunks)]
+
+    await wait_for_extraction(api, "default", ids, "default", timeout, show)
     row = (await api.flow_service("default", "sparql", {"query": COUNTS}))["bindings"][0]
     print(f"knowledge graph: {value(row, 'chunks')} chunks, {value(row, 'facts')} facts in "
           f"{value(row, 'subgraphs')} subgraphs, in {time.perf_counter() - started:.1f}s")

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
-from tracegraph.base.bus.protocol import Delivery
+from tracegraph.base.bus.protocol import Delivery, already_settled
 from tracegraph.base.bus.topic import Topic
 from tracegraph.base.errors import BusError
 
@@ -73,7 +73,7 @@ class _Consumer:
         if self.auto_ack:
             while not self.closed:
                 entry = await queue.get()
-                yield Delivery(entry.body, entry.properties, entry.attempt, _settled, _settled)
+                yield Delivery(entry.body, entry.properties, entry.attempt, already_settled, already_settled)
             return
         while not self.closed:
             await self.slots.acquire()
@@ -90,9 +90,6 @@ class _Consumer:
             self.requeue(handle.entry)
         self.outstanding.clear()
 
-
-async def _settled() -> None:
-    """Settling an auto-acknowledged delivery does nothing."""
 
 
 class InprocBackend:

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Protocol
+from urllib.parse import urlsplit, urlunsplit
 
 from tracegraph.base.bus.topic import Topic
 
@@ -51,3 +52,23 @@ class Backend(Protocol):
     async def aclose(self) -> None:
         """Release connections; unsettled deliveries go back to their subscriptions."""
         ...
+
+
+async def already_settled() -> None:
+    """ack/nack of a delivery the broker counts as settled on receipt (`auto_ack`): nothing to do."""
+
+
+def redact_url(url: str) -> str:
+    """A broker URL fit for error messages: its password replaced by ***.
+
+    >>> redact_url("amqp://guest:secret@127.0.0.1:5672/")
+    'amqp://guest:***@127.0.0.1:5672/'
+    """
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return url
+    if not password:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.replace(f":{password}@", ":***@", 1)))

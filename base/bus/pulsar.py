@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 import pulsar
 import pulsar.asyncio
 
-from tracegraph.base.bus.protocol import Delivery
+from tracegraph.base.bus.protocol import Delivery, redact_url
 from tracegraph.base.bus.topic import Topic
 from tracegraph.base.errors import BusError, ConnectError, TopicNotFound
 
@@ -87,7 +87,7 @@ class PulsarBackend:
             try:
                 client = pulsar.asyncio.Client(self.url, logger=log.getChild("client"))
             except Exception as exc:  # ValueError for a malformed URL, whose text may hold a password
-                raise ConnectError(f"bad Pulsar URL {_redact(self.url)}: {_scrub(exc, self.url)}") from exc
+                raise ConnectError(f"bad Pulsar URL {redact_url(self.url)}: {_scrub(exc, self.url)}") from exc
             try:
                 await asyncio.wait_for(client.get_topic_partitions(_PROBE), CONNECT_TIMEOUT)
             except (TimeoutError, asyncio.TimeoutError, pulsar.asyncio.PulsarException) as exc:
@@ -96,7 +96,7 @@ class PulsarBackend:
                 else:
                     client.shutdown()
                     reason = str(exc) or f"no answer within {CONNECT_TIMEOUT:g} s"
-                    raise ConnectError(f"cannot reach Pulsar at {_redact(self.url)}: {reason}") from exc
+                    raise ConnectError(f"cannot reach Pulsar at {redact_url(self.url)}: {reason}") from exc
             self._client = client
         return self
 
@@ -200,11 +200,6 @@ def _wrap(exc: pulsar.asyncio.PulsarException, what: str) -> BusError:
     if exc.error() in (pulsar.Result.InvalidTopicName, pulsar.Result.TopicNotFound):
         return TopicNotFound(f"{what}: {exc}")
     return BusError(f"{what}: {exc}")
-
-
-def _redact(url: str) -> str:
-    """The URL without the password of its user info, if it has one."""
-    return _scrub(url, url)
 
 
 def _scrub(text: object, url: str) -> str:

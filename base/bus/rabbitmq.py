@@ -19,7 +19,7 @@ from aiormq import spec
 from aio_pika.abc import AbstractExchange, AbstractRobustConnection
 from aiormq.abc import DeliveredMessage
 
-from tracegraph.base.bus.protocol import Delivery
+from tracegraph.base.bus.protocol import Delivery, already_settled, redact_url
 from tracegraph.base.bus.topic import Topic
 from tracegraph.base.errors import BusError, ConnectError
 
@@ -55,7 +55,7 @@ class RabbitMQBackend:
     def __init__(self, url: str | None = None) -> None:
         self.url = url or DEFAULT_URL
         self._connection: AbstractRobustConnection | None = None
-        self._exchanges: dict[tuple[Topic, bool], AbstractExchange] = {}
+        self._exchanges: dict[Topic, AbstractExchange] = {}
         self._confirmed = None
         self._fast = None
 
@@ -65,20 +65,19 @@ class RabbitMQBackend:
                 self._connection = await aio_pika.connect_robust(
                     self.url, client_properties={"connection_name": "tracegraph"})
             except Exception as exc:  # aio-pika raises several types for an unreachable broker
-                raise ConnectError(f"cannot reach RabbitMQ at {_redact(self.url)}: {exc}") from exc
+                raise ConnectError(f"cannot reach RabbitMQ at {redact_url(self.url)}: {exc}") from exc
             self._confirmed = await self._connection.channel(publisher_confirms=True)
             self._fast = await self._connection.channel(publisher_confirms=False)
         return self
 
     async def _exchange(self, topic: Topic) -> AbstractExchange:
-        key = (topic, topic.persistent)
-        exchange = self._exchanges.get(key)
+        exchange = self._exchanges.get(topic)
         if exchange is None:
             await self.connect()
             channel = self._confirmed if topic.persistent else self._fast
             exchange = await channel.declare_exchange(
                 topic.slug, aio_pika.ExchangeType.FANOUT, durable=topic.persistent)
-            self._exchanges[key] = exchange
+            self._exchanges[topic] = exchange
         return exchange
 
     async def publish(self, topic: Topic, body: bytes, properties: Mapping[str, str]) -> None:
@@ -152,14 +151,11 @@ async def _deliveries(inbox: asyncio.Queue[DeliveredMessage], auto_ack: bool, ac
         headers = {k: v if isinstance(v, str) else str(v) for k, v in raw.items()}
         attempt = attempt_of(raw, bool(message.delivery.redelivered))
         if auto_ack:
-            yield Delivery(message.body, headers, attempt, _settled, _settled)
+            yield Delivery(message.body, headers, attempt, already_settled, already_settled)
         else:
             settle = _Settle(acks, message)
             yield Delivery(message.body, headers, attempt, settle.ack, settle.nack)
 
-
-async def _settled() -> None:
-    """Settling a delivery the broker already counts as acknowledged does nothing."""
 
 
 class _Settle:
@@ -243,13 +239,3 @@ async def _send(channel: object, frame: Awaitable[None]) -> None:
         await frame
     except Exception as exc:  # the channel is gone: the broker redelivers what it held
         log.debug("could not settle a delivery on %r: %s", channel, exc)
-
-
-def _redact(url: str) -> str:
-    """The URL without its password, for error messages."""
-    if "@" not in url or "://" not in url:
-        return url
-    scheme, rest = url.split("://", 1)
-    creds, host = rest.rsplit("@", 1)
-    user = creds.split(":", 1)[0]
-    return f"{scheme}://{user}:***@{host}"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -40,12 +39,6 @@ def edge_id(s: str, p: str, o: str) -> str:
     'bf82ca87'
     """
     return hashlib.sha256(f"{s}|{p}|{o}".encode()).hexdigest()[:8]
-
-
-def cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b))
-    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return dot / norm if norm else 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,7 @@ the bundled embedding model and a scripted LLM: the pipeline tested without a bu
 
 from __future__ import annotations
 
+import math
 from collections.abc import AsyncIterator, Sequence
 
 from tracegraph.base.errors import LlmUnavailable
@@ -12,10 +13,15 @@ from tracegraph.base.provenance.extraction import Component, chunk_triples, docu
 from tracegraph.base.provenance.uris import entity_uri, relation_uri
 from tracegraph.base.provenance.vocab import RDFS
 from tracegraph.base.stores.protocol import CollectionRef, TripleStore
-from tracegraph.flow.graph_rag.focus import cosine
 from tracegraph.schemas.rdf import IriTerm, Term, Triple, iri, literal
 
 REF = CollectionRef("default", "default")
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0
 DOC = "urn:trustgraph:doc:helios"
 CHUNK = "urn:chunk:helios-1"
 SUBGRAPH = "https://trustgraph.ai/subgraph/helios-1"

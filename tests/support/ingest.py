@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from pathlib import Path
 
 from tracegraph.base.bus.inproc import InprocBackend
 from tracegraph.base.settings import RuntimeSettings
 from tracegraph.cli.api import Api
-from tracegraph.cli.library_upload import add_document, extraction_progress, process, wait_for_vectors
+from tracegraph.cli.library_upload import add_document, process, wait_for_extraction
 from tracegraph.launch.registry import PROCESSORS
 from tracegraph.launch.stack import Stack, ensure_flow
 
@@ -33,14 +32,5 @@ async def load_and_wait(api: Api, path: Path, collection: str = "default", timeo
     """Add + process one file, then wait until every chunk has a subgraph; returns the document id."""
     meta = await add_document(api, path, collection=collection)
     await process(api, meta["id"], "default", collection)
-    deadline = asyncio.get_running_loop().time() + timeout
-    stable = 0
-    while True:
-        chunks, done = await extraction_progress(api, "default", meta["id"], collection)
-        stable = stable + 1 if chunks and done >= chunks else 0
-        if stable >= 2:
-            await wait_for_vectors(api, "default", collection, chunks, timeout)
-            return meta["id"]
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError(f"extraction of {path.name} unfinished: {done}/{chunks}")
-        await asyncio.sleep(0.2)
+    await wait_for_extraction(api, "default", [meta["id"]], collection, timeout)
+    return meta["id"]
