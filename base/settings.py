@@ -22,7 +22,10 @@ class RuntimeSettings(BaseSettings):
     max_attempts: int = Field(5, ge=1, description="deliveries of a message before giving up on it")
     gateway_host: str = Field("127.0.0.1", description="address the gateway listens on")
     gateway_port: int = Field(8888, ge=0, le=65535, description="port the gateway listens on")
-    gateway_secret: SecretStr | None = Field(None, description="bearer token the gateway requires")
+    gateway_secret: SecretStr | None = Field(None, description="bearer token the gateway requires (user `default`)")
+    gateway_tokens: Path | None = Field(None, description="file of `<user> <token>` lines: one token per user")
+    gateway_max_outstanding: int = Field(15, ge=1, description="requests in flight per WebSocket")
+    gateway_send_timeout: float = Field(30.0, gt=0, description="seconds a stalled WebSocket client may hold a send")
     log_level: str = Field("INFO", description="logging level")
 
     # Stores
@@ -53,6 +56,17 @@ def add_runtime_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--request-timeout", type=float, help="seconds to wait for a response [60]")
     group.add_argument("--max-attempts", type=int, help="deliveries of a message before giving up [5]")
     group.add_argument("--log-level", help="DEBUG, INFO, WARNING… [INFO]")
+
+
+def add_gateway_arguments(parser: argparse.ArgumentParser) -> None:
+    """Where the gateway listens and whom it lets in (the secret stays an env var: flags show in `ps`)."""
+    group = parser.add_argument_group("gateway (also TG_GATEWAY_* environment variables)")
+    group.add_argument("--gateway-host", help="address to listen on [TG_GATEWAY_HOST, 127.0.0.1]; "
+                       "any other address needs TG_GATEWAY_SECRET or --gateway-tokens")
+    group.add_argument("--gateway-port", type=int, help="port [TG_GATEWAY_PORT, 8888]")
+    group.add_argument("--gateway-tokens", type=Path,
+                       help="file of '<user> <token>' lines (token may be 'sha256:<hex>'): one bearer token "
+                            "per user [TG_GATEWAY_TOKENS]")
 
 
 def settings_from(args: argparse.Namespace) -> RuntimeSettings:

@@ -42,7 +42,7 @@ class TraceRenderer:
 
     async def _match(self, **pattern) -> list[dict]:
         r = await self.api.flow_service(self.flow, "triples", {**pattern, "collection": self.collection, "limit": 5})
-        return r.get("triples", [])
+        return r.get("response", [])
 
     async def label(self, term: dict) -> str:
         if term.get("t") != "i":

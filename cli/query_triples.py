@@ -10,7 +10,7 @@ GRAPHS = {"default": None, "source": "urn:graph:source", "retrieval": "urn:graph
 
 async def _print_matches(api: Api, flow: str, body: dict) -> None:
     response = await api.flow_service(flow, "triples", body)
-    for triple in response.get("triples", []):
+    for triple in response.get("response", []):
         print(show_triple(triple))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 
-from tracegraph.base.settings import add_runtime_arguments, settings_from
+from tracegraph.base.settings import add_gateway_arguments, add_runtime_arguments, settings_from
 from tracegraph.base.bus.protocol import Backend
 from tracegraph.launch.process import configure_logging, run_main, serve, until_signalled
 from tracegraph.launch.registry import PROCESSORS
@@ -21,8 +21,7 @@ def parser() -> argparse.ArgumentParser:
                     "every flow processor, on the in-process bus with stores under --data-dir. "
                     "Stop it with Ctrl-C.")
     add_runtime_arguments(p)
-    p.add_argument("--gateway-host", help="gateway address [TG_GATEWAY_HOST, 127.0.0.1]")
-    p.add_argument("--gateway-port", type=int, help="gateway port [TG_GATEWAY_PORT, 8888]")
+    add_gateway_arguments(p)
     p.add_argument("--processors", default=",".join(PROCESSORS),
                    help=f"comma-separated processors to run [{','.join(PROCESSORS)}]")
     p.add_argument("--flow", default="default",

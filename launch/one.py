@@ -10,7 +10,7 @@ import argparse
 import logging
 
 from tracegraph.base.errors import ConfigError
-from tracegraph.base.settings import add_runtime_arguments, settings_from
+from tracegraph.base.settings import add_gateway_arguments, add_runtime_arguments, settings_from
 from tracegraph.base.bus.protocol import Backend
 from tracegraph.launch.process import configure_logging, run_main, serve, until_signalled
 from tracegraph.launch.registry import PROCESSORS, processor_factory
@@ -26,8 +26,7 @@ def parser() -> argparse.ArgumentParser:
         epilog="example: tg-processor ping --pubsub rabbitmq --pubsub-url amqp://guest:guest@127.0.0.1:5672/")
     p.add_argument("name", choices=sorted(PROCESSORS), help="the processor to run")
     add_runtime_arguments(p)
-    p.add_argument("--gateway-host", help="gateway only: address [TG_GATEWAY_HOST, 127.0.0.1]")
-    p.add_argument("--gateway-port", type=int, help="gateway only: port [TG_GATEWAY_PORT, 8888]")
+    add_gateway_arguments(p)
     return p
 
 

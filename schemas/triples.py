@@ -25,10 +25,12 @@ class TriplesQueryRequest(Message):
 
 
 class TriplesQueryResponse(ServiceResponse):
+    """On the wire the matches are under `response`, as upstream clients read them."""
+
     schema_name: ClassVar[str] = "triples-query-response"
     final_field: ClassVar[str] = "is_final"
 
-    triples: list[Triple] = []
+    triples: list[Triple] = Field([], alias="response")
     is_final: bool = False
 
 

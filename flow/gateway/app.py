@@ -1,28 +1,40 @@
-"""The HTTP gateway: REST routes in front of the bus, in upstream TrustGraph's shapes.
+"""The HTTP gateway: REST routes and the multiplexed WebSocket in front of the bus, in upstream
+TrustGraph's shapes, plus the OpenAPI document and the live trace viewer.
 
-`POST /api/v1/{config|flow}` reach the config service; `POST /api/v1/flow/{flow}/service/{kind}`
-reaches a flow's interface and returns its final response. Service errors come back as
-HTTP 200 with `{"error": {"type", "message"}}`, as upstream clients expect.
+`POST /api/v1/{config|flow|librarian}` reach the global services; `POST
+/api/v1/flow/{flow}/service/{kind}` reaches a flow's interface and returns its final response.
+Service errors come back as HTTP 200 with `{"error": {"type", "message"}}`, as upstream clients
+expect. Every request is bound to the caller's user (see `tenancy`).
 """
 
 from __future__ import annotations
 
-import hmac
+import asyncio
 import json
 import logging
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
-from pydantic import ValidationError
 
 from tracegraph.base.client import RequestClient
-from tracegraph.base.errors import ConfigError, RemoteError, RequestTimeout
+from tracegraph.base.errors import RemoteError, RequestTimeout
 from tracegraph.base.interfaces import InterfaceUser
-from tracegraph.flow.gateway.services import FLOW_IMPORTS, FLOW_SERVICES, GLOBAL_SERVICES
+from tracegraph.flow.gateway.auth import Authenticator, Identity
+from tracegraph.flow.gateway.dispatch import Dispatcher, GatewayError
+from tracegraph.flow.gateway.openapi import openapi_document
+from tracegraph.flow.gateway.services import GLOBAL_SERVICES
+from tracegraph.flow.gateway.socket import response_json, serve_socket
 
 log = logging.getLogger(__name__)
 
 JSON_OVERHEAD = 1024 * 1024  # room for metadata around a base64 document
+STATIC = Path(__file__).parent / "static"
+CONTENT_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
+# The viewer's few small files, read once at import (serving them never touches the disk in the loop).
+VIEWER_FILES = {f.name: (f.read_bytes(), CONTENT_TYPES[f.suffix]) for f in sorted(STATIC.glob("*"))
+                if f.suffix in CONTENT_TYPES}
+PUBLIC_PATHS = ("/api/v1/health", "/api/v1/openapi.json", "/api/v1/socket", "/viewer")  # the socket authenticates in-band
 
 
 def max_body(max_document_bytes: int) -> int:
@@ -32,6 +44,11 @@ def max_body(max_document_bytes: int) -> int:
     5242880
     """
     return (max_document_bytes + 2) // 3 * 4 + JSON_OVERHEAD
+
+
+IDENTITY = web.RequestKey("identity", Identity)  # set by the auth middleware on every non-public request
+OPENAPI = openapi_document()  # built at import: it reads package metadata from disk
+
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
@@ -40,7 +57,8 @@ def _json_error(status: int, type_: str, message: str) -> web.Response:
 
 
 class GatewayProcessor(InterfaceUser):
-    """Serves the REST API; follows config pushes to learn each flow's interfaces."""
+    """Serves REST, the WebSocket, the OpenAPI document and the viewer; follows config pushes
+    to learn each flow's interfaces."""
 
     name = "gateway"
 
@@ -48,28 +66,55 @@ class GatewayProcessor(InterfaceUser):
         super().__init__(*args, **kwargs)
         self.port: int | None = None
         self._global: dict[str, RequestClient[Any, Any]] = {}
+        self.auth = Authenticator(None)
+        self.dispatcher = Dispatcher(self)
 
     async def start(self) -> None:
+        self.auth = await asyncio.to_thread(Authenticator.from_settings, self.settings)  # may read the token file
         await super().start()
         self._stack.push_async_callback(self._stop_global_clients)
         app = web.Application(client_max_size=max_body(self.settings.max_document_bytes),
                               middlewares=[self._auth, self._oversize])
         app.router.add_post("/api/v1/flow/{flow}/service/{kind}", self._flow_service)
         app.router.add_post("/api/v1/flow/{flow}/import/{kind}", self._flow_import)
-        app.router.add_post("/api/v1/{kind}", self._global_service)
+        app.router.add_get("/api/v1/socket", self._socket)
         app.router.add_get("/api/v1/health", self._health)
+        app.router.add_get("/api/v1/openapi.json", self._openapi_json)
+        app.router.add_post("/api/v1/{kind}", self._global_service)
+        app.router.add_get("/viewer", self._viewer_home)
+        app.router.add_get("/viewer/{name:[a-z.]*}", self._viewer_file)
         runner = web.AppRunner(app, access_log=None)
         await runner.setup()
         self._stack.push_async_callback(runner.cleanup)
-        host = self.settings.gateway_host
-        if self.settings.gateway_secret is None and host not in LOOPBACK:
-            log.warning("no TG_GATEWAY_SECRET set: binding to 127.0.0.1 instead of %s", host)
-            host = "127.0.0.1"
+        host = self._listen_host()
         site = web.TCPSite(runner, host, self.settings.gateway_port)
         await site.start()
         self.port = site._server.sockets[0].getsockname()[1]
-        auth = "bearer token required" if self.settings.gateway_secret else "no auth (loopback only)"
-        log.info("gateway listening on http://%s:%d/ (%s)", host, self.port, auth)
+        log.info("gateway listening on http://%s:%d/ (%s); trace viewer at /viewer/",
+                 host, self.port, f"bearer tokens required, {self.auth.users} user(s)" if self.auth.required
+                 else "no auth: loopback only")
+
+    def _listen_host(self) -> str:
+        """The configured address, unless no token is required: then loopback only, and say so."""
+        host = self.settings.gateway_host
+        if not self.auth.required:
+            if host not in LOOPBACK:
+                log.warning("no TG_GATEWAY_SECRET or TG_GATEWAY_TOKENS set: listening on 127.0.0.1, not %s", host)
+                host = "127.0.0.1"
+            log.warning("the gateway is open (no tokens required) and reachable from this machine only")
+        return host
+
+    async def global_client(self, kind: str) -> RequestClient[Any, Any]:
+        """The one shared client of a service outside flows (config, flow, librarian)."""
+        client = self._global.get(kind)
+        if client is None:
+            request_type, response_type, (request_topic, response_topic) = GLOBAL_SERVICES[kind]
+            client = await RequestClient(self.backend, request_topic, response_topic, request_type, response_type,
+                                         owner="gateway", timeout=self.settings.request_timeout).start()
+            if kind in self._global:  # another request won the race while we subscribed
+                await client.stop()
+            self._global.setdefault(kind, client)
+        return self._global[kind]
 
     async def _stop_global_clients(self) -> None:
         clients, self._global = list(self._global.values()), {}
@@ -88,100 +133,87 @@ class GatewayProcessor(InterfaceUser):
 
     @web.middleware
     async def _auth(self, request: web.Request, handler):
-        secret = self.settings.gateway_secret
-        if secret is not None and request.path != "/api/v1/health":
-            given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
-            if not hmac.compare_digest(given.encode(), secret.get_secret_value().encode()):
-                return web.json_response({"error": "auth failure"}, status=401)
+        if request.path.startswith(PUBLIC_PATHS):
+            return await handler(request)
+        identity = self.auth.from_header(request.headers.get("Authorization"))
+        if identity is None:
+            return web.json_response({"error": "auth failure"}, status=401,
+                                     headers={"WWW-Authenticate": 'Bearer realm="tracegraph"'})
+        request[IDENTITY] = identity
         return await handler(request)
 
     async def _health(self, request: web.Request) -> web.Response:
         return web.json_response({"status": "ok", "config-version": self.config_version,
-                                  "flows": sorted(self.interfaces)})
+                                  "flows": sorted(self.interfaces), "auth": self.auth.required})
 
+    async def _viewer_home(self, request: web.Request) -> web.Response:
+        raise web.HTTPFound("/viewer/")
 
-    async def _global_service(self, request: web.Request) -> web.Response:
-        kind = request.match_info["kind"]
-        if kind not in GLOBAL_SERVICES:
-            return _json_error(404, "unknown-service", f"no service {kind!r}; try one of {', '.join(GLOBAL_SERVICES)}")
-        request_type, response_type, (request_topic, response_topic) = GLOBAL_SERVICES[kind]
-        client = self._global.get(kind)
-        if client is None:
-            client = await RequestClient(self.backend, request_topic, response_topic, request_type, response_type,
-                                         owner="gateway", timeout=self.settings.request_timeout).start()
-            if kind in self._global:  # another request won the race while we subscribed
-                await client.stop()
-            self._global.setdefault(kind, client)
-        return await self._call(request, self._global[kind], request_type)
+    async def _viewer_file(self, request: web.Request) -> web.Response:
+        found = VIEWER_FILES.get(request.match_info["name"] or "viewer.html")
+        if found is None:
+            raise web.HTTPNotFound()
+        body, content_type = found
+        return web.Response(body=body, content_type=content_type, headers={"Cache-Control": "no-cache"})
 
-    async def _flow_service(self, request: web.Request) -> web.Response:
-        flow_id, kind = request.match_info["flow"], request.match_info["kind"]
-        if kind not in FLOW_SERVICES:
-            return _json_error(404, "unknown-service", f"no flow service {kind!r}; try one of {', '.join(FLOW_SERVICES)}")
-        request_type, response_type = FLOW_SERVICES[kind]
+    async def _openapi_json(self, request: web.Request) -> web.Response:
+        return web.json_response(OPENAPI)
+
+    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        return await serve_socket(request, self.dispatcher, self.auth, self.settings.gateway_max_outstanding,
+                                  self.settings.gateway_send_timeout, max_body(self.settings.max_document_bytes))
+
+    async def _global_service(self, request: web.Request) -> web.StreamResponse:
+        return await self._call(request, request.match_info["kind"], None)
+
+    async def _flow_service(self, request: web.Request) -> web.StreamResponse:
+        return await self._call(request, request.match_info["kind"], request.match_info["flow"])
+
+    async def _call(self, request: web.Request, service: str, flow: str | None) -> web.StreamResponse:
+        identity = request[IDENTITY]
         try:
-            client = await self.client(flow_id, kind, request_type, response_type)
-        except ConfigError as exc:
-            return _json_error(404, "unknown-flow" if flow_id not in self.interfaces else "unknown-service", str(exc))
-        if request.query.get("stream", "").lower() in {"1", "true", "yes"}:
-            return await self._stream(request, client, request_type)
-        return await self._call(request, client, request_type)
-
-    async def _stream(self, request: web.Request, client: RequestClient[Any, Any], request_type) -> web.StreamResponse:
-        """Every response as it arrives, one JSON object per line (NDJSON); an error ends the stream."""
-        message = await self._message(request, request_type)
-        if isinstance(message, web.Response):
-            return message
-        reply = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
-        await reply.prepare(request)
-        try:
-            async for response in client.stream(message):
-                line = response.model_dump_json(by_alias=True, exclude_none=True)
-                await reply.write(line.encode() + b"\n")
-        except RemoteError as exc:
-            await reply.write(json.dumps({"error": {"type": exc.type, "message": exc.message}}).encode() + b"\n")
-        except RequestTimeout as exc:
-            await reply.write(json.dumps({"error": {"type": "timeout", "message": str(exc)}}).encode() + b"\n")
-        await reply.write_eof()
-        return reply
-
-    async def _flow_import(self, request: web.Request) -> web.Response:
-        """Publish one message on a flow's one-way interface (bulk triples, …); answers once it is sent."""
-        flow_id, kind = request.match_info["flow"], request.match_info["kind"]
-        if kind not in FLOW_IMPORTS:
-            return _json_error(404, "unknown-service", f"no import {kind!r}; try one of {', '.join(FLOW_IMPORTS)}")
-        message = await self._message(request, FLOW_IMPORTS[kind])
-        if isinstance(message, web.Response):
-            return message
-        try:
-            await self.send(flow_id, kind, message)
-        except ConfigError as exc:
-            return _json_error(404, "unknown-flow", str(exc))
-        return web.json_response({})
-
-    async def _message(self, request: web.Request, request_type) -> Any:
-        """The request body as `request_type`, or the 400 response that says what is wrong with it."""
-        try:
-            body = await request.json()
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            return _json_error(400, "bad-request", "request body is not valid JSON")
-        if not isinstance(body, dict):
-            return _json_error(400, "bad-request", "request body must be a JSON object")
-        try:
-            return request_type.model_validate(body)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            where = ".".join(str(p) for p in first["loc"]) or "body"
-            return _json_error(400, "bad-request", f"{where}: {first['msg']}")
-
-    async def _call(self, request: web.Request, client: RequestClient[Any, Any], request_type) -> web.Response:
-        message = await self._message(request, request_type)
-        if isinstance(message, web.Response):
-            return message
+            body = await _json_body(request)
+            client, message = await self.dispatcher.open(service, flow, body, identity)
+        except GatewayError as exc:
+            return _json_error(exc.status, exc.type, exc.message)
+        if flow is not None and request.query.get("stream", "").lower() in {"1", "true", "yes"}:
+            return await _stream(request, client, message)
         try:
             response = await client.request(message)
         except RemoteError as exc:
             return web.json_response({"error": {"type": exc.type, "message": exc.message}})
         except RequestTimeout as exc:
             return _json_error(504, "timeout", str(exc))
-        return web.json_response(response.model_dump(mode="json", by_alias=True, exclude_none=True))
+        return web.json_response(response_json(response))
+
+    async def _flow_import(self, request: web.Request) -> web.Response:
+        """Publish one message on a flow's one-way interface (bulk triples, …); answers once it is sent."""
+        try:
+            body = await _json_body(request)
+            await self.dispatcher.publish(request.match_info["flow"], request.match_info["kind"], body,
+                                          request[IDENTITY])
+        except GatewayError as exc:
+            return _json_error(exc.status, exc.type, exc.message)
+        return web.json_response({})
+
+
+async def _json_body(request: web.Request) -> Any:
+    try:
+        return await request.json()
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise GatewayError(400, "bad-request", "request body is not valid JSON") from None
+
+
+async def _stream(request: web.Request, client: RequestClient[Any, Any], message: Any) -> web.StreamResponse:
+    """Every response as it arrives, one JSON object per line (NDJSON); an error ends the stream."""
+    reply = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
+    await reply.prepare(request)
+    try:
+        async for response in client.stream(message):
+            await reply.write(json.dumps(response_json(response)).encode() + b"\n")
+    except RemoteError as exc:
+        await reply.write(json.dumps({"error": {"type": exc.type, "message": exc.message}}).encode() + b"\n")
+    except RequestTimeout as exc:
+        await reply.write(json.dumps({"error": {"type": "timeout", "message": str(exc)}}).encode() + b"\n")
+    await reply.write_eof()
+    return reply

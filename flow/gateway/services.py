@@ -40,3 +40,9 @@ FLOW_SERVICES: dict[str, tuple[type[Message], type[ServiceResponse]]] = {
 FLOW_IMPORTS: dict[str, type[Message]] = {
     "triples-bulk": TriplesBatch,
 }
+
+# Operations that change what everybody shares (config, flows): admins only once tokens are required.
+ADMIN_OPERATIONS: dict[str, frozenset[str]] = {
+    "config": frozenset({"put", "delete"}),
+    "flow": frozenset({"put-blueprint", "delete-blueprint", "start-flow", "stop-flow"}),
+}

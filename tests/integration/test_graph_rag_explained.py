@@ -113,7 +113,7 @@ async def test_stored_traces_and_their_extraction_provenance_pass_shacl(tmp_path
             await load_and_wait(api, CORPUS / name)
         events = [m async for m in api.stream("default", "graph-rag", {"query": "Who acquired Corvid Analytics?"})]
         await asyncio.sleep(0.5)  # the writer stores the last event
-        everything = (await api.flow_service("default", "triples", {"g": "*", "limit": 100000}))["triples"]
+        everything = (await api.flow_service("default", "triples", {"g": "*", "limit": 100000}))["response"]
         retrieval = [t for t in everything if t.get("g") == "urn:graph:retrieval"]
         inline = [t for m in events if m["message_type"] == "explain" for t in m["explain_triples"]]
         assert {json.dumps(t, sort_keys=True) for t in inline} <= {json.dumps(t, sort_keys=True) for t in retrieval}

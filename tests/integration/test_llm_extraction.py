@@ -56,7 +56,7 @@ async def test_llm_extraction_retries_malformed_json_and_records_failures(tmp_pa
 
             edge = await api.flow_service("default", "triples", {
                 "s": {"t": "i", "i": "https://trustgraph.ai/e/meridian-dam"}})
-            assert any(t["p"]["i"] == "https://trustgraph.ai/r/supplies-power-to" for t in edge["triples"])
+            assert any(t["p"]["i"] == "https://trustgraph.ai/r/supplies-power-to" for t in edge["response"])
 
             stub.script("not json", "still not json", "{\"entities\": 7}")
             failed = await load_and_wait(api, one_chunk(tmp_path, "orbis.md", "Orbis Systems runs the Orbis Cloud."))

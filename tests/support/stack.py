@@ -55,3 +55,12 @@ async def start_flow(backend: Backend, flow_id: str, blueprint: str = "echo",
     async with flow_client(backend) as flows:
         await flows.request(FlowRequest(operation="start-flow", flow_id=flow_id, blueprint_name=blueprint,
                                         parameters=parameters))
+
+
+async def wait_until_async(check, timeout: float = 10.0, what: str = "condition") -> None:
+    """Poll `check()` on the running loop until it is true."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not check():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.05)

@@ -1,0 +1,104 @@
+"""From (service, flow, JSON body, caller) to a started request client and a validated message.
+
+REST and the WebSocket share this, so that both check the same things in the same order:
+the service exists, the caller may use it, the body is bound to the caller's user and is a
+valid request, and the flow runs and offers the service.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from tracegraph.base.client import RequestClient
+from tracegraph.base.errors import ConfigError
+from tracegraph.flow.gateway.auth import Identity
+from tracegraph.flow.gateway.services import ADMIN_OPERATIONS, FLOW_IMPORTS, FLOW_SERVICES, GLOBAL_SERVICES
+from tracegraph.flow.gateway.tenancy import AccessDenied, bind_user
+from tracegraph.schemas.base import Message, ServiceResponse
+
+if TYPE_CHECKING:
+    from tracegraph.flow.gateway.app import GatewayProcessor
+
+
+class GatewayError(Exception):
+    """A request the gateway refuses before any processor sees it; `status` is the HTTP status."""
+
+    def __init__(self, status: int, type_: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.type, self.message = status, type_, message
+
+
+def validation_message(exc: ValidationError) -> str:
+    """The first problem, with where it is: `request.query: Field required`."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "body"
+    return f"{where}: {first['msg']}"
+
+
+def _validate(request_type: type[Message], body: Any, identity: Identity, workspace: str | None) -> Message:
+    if not isinstance(body, dict):
+        raise GatewayError(400, "bad-request", "the request must be a JSON object")
+    try:
+        bound = bind_user(body, identity, workspace)
+    except AccessDenied as exc:
+        raise GatewayError(403, "access-denied", str(exc)) from None
+    try:
+        return request_type.model_validate(bound)
+    except ValidationError as exc:
+        raise GatewayError(400, "bad-request", validation_message(exc)) from None
+
+
+class Dispatcher:
+    """Opens the route for one request; the gateway keeps the clients."""
+
+    def __init__(self, gateway: "GatewayProcessor") -> None:
+        self.gateway = gateway
+
+    async def open(self, service: str, flow: str | None, body: Any, identity: Identity,
+                   workspace: str | None = None) -> tuple[RequestClient[Any, Any], Message]:
+        """The started client for the route and the request to send on it; GatewayError if refused."""
+        if flow is None:
+            return await self._global(service, body, identity, workspace)
+        if service not in FLOW_SERVICES:
+            raise GatewayError(404, "unknown-service",
+                               f"no flow service {service!r}; try one of {', '.join(FLOW_SERVICES)}")
+        request_type, response_type = FLOW_SERVICES[service]
+        message = _validate(request_type, body, identity, workspace)
+        try:
+            client = await self.gateway.client(flow, service, request_type, response_type)
+        except ConfigError as exc:
+            unknown = "unknown-flow" if flow not in self.gateway.interfaces else "unknown-service"
+            raise GatewayError(404, unknown, str(exc)) from None
+        return client, message
+
+    async def _global(self, service: str, body: Any, identity: Identity,
+                      workspace: str | None) -> tuple[RequestClient[Any, Any], Message]:
+        if service not in GLOBAL_SERVICES:
+            raise GatewayError(404, "unknown-service",
+                               f"no service {service!r}; try one of {', '.join(GLOBAL_SERVICES)}")
+        operation = body.get("operation") if isinstance(body, dict) else None
+        if operation in ADMIN_OPERATIONS.get(service, ()) and not identity.admin:
+            raise GatewayError(403, "access-denied", f"{service} {operation} needs an admin token")
+        request_type = GLOBAL_SERVICES[service][0]
+        message = _validate(request_type, body, identity, workspace)
+        return await self.gateway.global_client(service), message
+
+    async def stream(self, service: str, flow: str | None, body: Any, identity: Identity,
+                     workspace: str | None = None) -> AsyncIterator[ServiceResponse]:
+        """Every response to the request; RemoteError / RequestTimeout propagate from the client."""
+        client, message = await self.open(service, flow, body, identity, workspace)
+        async for response in client.stream(message):
+            yield response
+
+    async def publish(self, flow: str, kind: str, body: Any, identity: Identity) -> None:
+        """Send one message on a flow's one-way interface (bulk imports)."""
+        if kind not in FLOW_IMPORTS:
+            raise GatewayError(404, "unknown-service", f"no import {kind!r}; try one of {', '.join(FLOW_IMPORTS)}")
+        message = _validate(FLOW_IMPORTS[kind], body, identity, None)
+        try:
+            await self.gateway.send(flow, kind, message)
+        except ConfigError as exc:
+            raise GatewayError(404, "unknown-flow", str(exc)) from None

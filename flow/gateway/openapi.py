@@ -1,0 +1,112 @@
+"""The OpenAPI 3.1 description of the REST API, generated from the same registries and pydantic
+models the gateway validates with, so the document cannot drift from what the server accepts."""
+
+from __future__ import annotations
+
+import warnings
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from pydantic.json_schema import PydanticJsonSchemaWarning
+
+from tracegraph.flow.gateway.services import ADMIN_OPERATIONS, FLOW_IMPORTS, FLOW_SERVICES, GLOBAL_SERVICES
+from tracegraph.schemas.base import Message
+
+REF = "#/components/schemas/{model}"
+
+DESCRIPTION = """\
+REST: one POST per service, JSON in and out. A service's own error is HTTP 200 with
+`{"error": {"type", "message"}}`; the gateway's refusals use 4xx/5xx with the same body.
+Flow services answer with their final response, or with every response as NDJSON when
+`?stream=true`.
+
+Streaming and multiplexing are on the WebSocket `GET /api/v1/socket` (upstream TrustGraph's
+framing): send `{"type":"auth","token":"…"}` first, then `{"id","service","flow"?,"request"}`
+frames; responses come back as `{"id","response","complete"}` or `{"id","error","complete":true}`.
+
+With `TG_GATEWAY_SECRET` or `TG_GATEWAY_TOKENS` set every call needs `Authorization: Bearer
+<token>`; the token decides the `user` of the request, and bodies naming another user get 403.
+"""
+
+
+def _package_version() -> str:
+    try:
+        return version("tracegraph")
+    except PackageNotFoundError:
+        return "0"
+
+
+def _error_schema() -> dict[str, Any]:
+    return {"type": "object", "required": ["error"], "properties": {"error": {
+        "type": "object", "required": ["type", "message"],
+        "properties": {"type": {"type": "string"}, "message": {"type": "string"}}}}}
+
+
+def _errors(*statuses: int) -> dict[str, Any]:
+    meaning = {400: "malformed JSON or a body that is not a valid request", 401: "missing or unknown token",
+               403: "the body names another user, or the operation needs an admin token",
+               404: "unknown service or flow", 413: "body over the size limit", 504: "no answer in time"}
+    return {str(s): {"description": meaning[s], "content": {"application/json": {
+        "schema": {"$ref": REF.format(model="GatewayError")}}}} for s in statuses}
+
+
+def _operation(summary: str, request: type[Message], response: type[Message] | None,
+               tag: str, streaming: bool = False) -> dict[str, Any]:
+    ok: dict[str, Any] = {"application/json": {"schema": {"$ref": REF.format(model=response.__name__)}}} \
+        if response else {"application/json": {"schema": {"type": "object"}}}
+    if streaming:
+        ok["application/x-ndjson"] = {"schema": {"$ref": REF.format(model=response.__name__)}}
+    op: dict[str, Any] = {
+        "summary": summary, "tags": [tag],
+        "requestBody": {"required": True, "content": {"application/json": {
+            "schema": {"$ref": REF.format(model=request.__name__)}}}},
+        "responses": {"200": {"description": "the service's (final) response, or its error", "content": ok},
+                      **_errors(400, 401, 403, 404, 413, 504)},
+    }
+    if streaming:
+        op["parameters"] = [{"name": "stream", "in": "query", "required": False, "schema": {"type": "boolean"},
+                             "description": "every response as it arrives, one JSON object per line"}]
+    return op
+
+
+FLOW_PARAMETER = {"name": "flow", "in": "path", "required": True, "schema": {"type": "string"},
+                  "description": "a running flow's id (see POST /api/v1/flow list-flows)", "example": "default"}
+
+
+def openapi_document() -> dict[str, Any]:
+    models: list[type[Message]] = []
+    paths: dict[str, Any] = {}
+    for kind, (request, response, _topics) in GLOBAL_SERVICES.items():
+        models += [request, response]
+        admin = ADMIN_OPERATIONS.get(kind)
+        note = f" ({', '.join(sorted(admin))} need an admin token)" if admin else ""
+        paths[f"/api/v1/{kind}"] = {"post": _operation(f"the {kind} service{note}", request, response, kind)}
+    for kind, (request, response) in FLOW_SERVICES.items():
+        models += [request, response]
+        op = _operation(f"the flow's {kind} service", request, response, "flow services", streaming=True)
+        op["parameters"] = [FLOW_PARAMETER, *op["parameters"]]
+        paths[f"/api/v1/flow/{{flow}}/service/{kind}"] = {"post": op}
+    for kind, message in FLOW_IMPORTS.items():
+        models.append(message)
+        op = _operation(f"publish one {kind} message into the flow", message, None, "imports")
+        op["parameters"] = [FLOW_PARAMETER]
+        paths[f"/api/v1/flow/{{flow}}/import/{kind}"] = {"post": op}
+    paths["/api/v1/health"] = {"get": {"summary": "liveness, config version and running flows", "tags": ["meta"],
+                                       "security": [], "responses": {"200": {"description": "ok"}}}}
+    components: dict[str, Any] = {"GatewayError": _error_schema()}
+    with warnings.catch_warnings():
+        # The recursive RDF term union gets `oneOf` without an OpenAPI `discriminator` mapping; that is all it warns.
+        warnings.simplefilter("ignore", PydanticJsonSchemaWarning)
+        for model in dict.fromkeys(models):
+            schema = model.model_json_schema(by_alias=True, ref_template=REF)
+            components.update(schema.pop("$defs", {}))
+            components[model.__name__] = schema
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "TraceGraph gateway", "version": _package_version(), "description": DESCRIPTION},
+        "servers": [{"url": "/"}],
+        "security": [{"bearer": []}],
+        "components": {"schemas": components,
+                       "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+        "paths": paths,
+    }

@@ -1,0 +1,99 @@
+"""The live trace viewer as a person uses it, in headless Chromium against the whole in-process stack:
+ask through the page, watch the trace arrive over the gateway's WebSocket, then open a step and a source."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from support.browser import browser_page, skip_unless_browser
+from support.ingest import CORPUS, ingest_stack, load_and_wait
+
+pytestmark = pytest.mark.timeout(300)
+
+SCREENSHOT = Path(__file__).resolve().parents[1] / "artifacts" / "viewer.png"
+STEPS = ["Question", "Grounding", "Exploration", "Focus", "Synthesis"]
+
+
+async def details_ready(page, uri: str) -> str:
+    """Waits until the details panel shows `uri` (its own triples or the store's) and returns its text."""
+    await page.wait_for_function(
+        "uri => { const d = document.getElementById('details'); return d.dataset.uri === uri && d.dataset.state === 'ready'; }",
+        arg=uri, timeout=30_000)
+    return await page.text_content("#details")
+
+
+async def test_viewer_streams_the_trace_and_opens_steps_and_sources(tmp_path):
+    skip_unless_browser()
+    async with ingest_stack(tmp_path) as (api, stack):
+        await load_and_wait(api, CORPUS / "helios-grid.md")
+        async with browser_page() as page:
+            await page.goto(f"http://127.0.0.1:{stack['gateway'].port}/viewer/")
+            assert await page.input_value("#collection") == "default" and await page.input_value("#flow") == "default"
+            await page.fill("#question", "What does Helios Grid depend on?")
+            await page.click("#ask")
+            await page.wait_for_selector("body[data-state=done], body[data-state=error]", timeout=120_000)
+            assert await page.get_attribute("body", "data-state") == "done", await page.text_content("#status")
+
+            # One node per explain event, in the order they arrived.
+            nodes = await page.eval_on_selector_all(
+                "#graph .node", "ns => ns.map(n => [n.dataset.type, n.dataset.uri])")
+            assert [kind for kind, _ in nodes] == STEPS
+            assert nodes[0][1].startswith("urn:trustgraph:question:")
+            focus = dict(nodes)["Focus"]
+            assert await page.locator("#graph .link").count() == len(STEPS) - 1  # each step → the one before
+
+            answer = await page.text_content("#answer")
+            assert "Helios Grid depends on Corvid Analytics" in answer
+
+            # Selected edges hang under Focus, read through the quoted triple, with the reason attached.
+            edges = page.locator(f'#graph .edge-node[data-focus="{focus}"] > title')
+            assert await edges.count() >= 1
+            assert any(text.startswith("(helios-grid) --[depends-on]--> (corvid-analytics)\noffline selection")
+                       for text in await edges.all_text_contents())
+
+            sources = page.locator("#sources a")
+            assert await sources.count() >= 1
+            source = await sources.first.get_attribute("data-uri")
+            assert source.startswith("urn:trustgraph:doc:") and await sources.first.text_content() == "helios-grid"
+
+            # A step's details come from the trace itself: Focus lists its selected edges and their triples.
+            await page.click('#graph .node[data-type="Focus"]')
+            text = await details_ready(page, focus)
+            assert "tg:selectedEdge" in text and "tg:reasoning" in text and "tg:EdgeSelection" in text
+            assert "<< helios-grid depends-on corvid-analytics >>" in text
+
+            # A source is not in the trace: the page asks the triples service over the same socket.
+            await sources.first.click()
+            await details_ready(page, source)
+            rows = dict(zip(await page.locator("#details th").all_text_contents(),
+                            await page.locator("#details td").all_text_contents()))
+            assert rows.get("dc:title") == "helios-grid" and "rdf:type" in rows, rows
+            assert "from the triples service" in await page.text_content("#details")
+
+            SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+            await page.screenshot(path=str(SCREENSHOT), full_page=True)
+            assert page.script_errors == []
+    assert SCREENSHOT.stat().st_size > 0
+
+
+async def test_viewer_takes_its_token_from_the_url_and_reports_a_wrong_one(tmp_path):
+    skip_unless_browser()
+    async with ingest_stack(tmp_path, gateway_secret="s3cret") as (_, stack):
+        async with browser_page() as page:
+            base = f"http://127.0.0.1:{stack['gateway'].port}/viewer/"
+            await page.goto(base + "?token=wrong")
+            assert await page.input_value("#token") == "wrong"
+            assert "token" not in page.url  # kept out of the address bar once it is in the form
+            await page.fill("#question", "What does Helios Grid depend on?")
+            await page.click("#ask")
+            await page.wait_for_selector("body[data-state=error]", timeout=30_000)
+            assert "auth failure" in await page.text_content("#status")
+
+            await page.fill("#token", "s3cret")
+            await page.click("#ask")
+            await page.wait_for_selector("body[data-state=done], body[data-state=error]", timeout=120_000)
+            assert await page.get_attribute("body", "data-state") == "done", await page.text_content("#status")
+            assert await page.locator("#graph .node").count() >= 1
+            assert page.script_errors == []
