@@ -67,6 +67,12 @@ class QueryError(TraceGraphError):
     """A query that cannot run: bad SPARQL syntax, a timeout, or a write where only reads are allowed."""
 
 
+class BadTerm(QueryError, ValueError):
+    """An IRI, blank node id, language tag or graph name that RDF does not allow."""
+
+    error_type = "bad-request"
+
+
 class LlmUnavailable(ConfigError):
     """No LLM endpoint is configured; callers with an offline strategy use it instead."""
 

@@ -13,6 +13,11 @@ from tracegraph.base.errors import ConnectError, RemoteError, TraceGraphError
 DEFAULT_URL = "http://127.0.0.1:8888/"
 
 
+def _refused(token: str | None) -> TraceGraphError:
+    given = "the token given was not accepted" if token else "it requires a token"
+    return TraceGraphError(f"gateway refused the request: {given} (--token / TG_TOKEN)")
+
+
 class Api:
     """`await Api(url, token).request("flow", {...})` -> the service's response as a dict.
 
@@ -36,6 +41,8 @@ class Api:
                                "is tg-launch running? (--url / TG_URL)") from None
         except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
             raise TraceGraphError(f"gateway request {path} failed: {exc or type(exc).__name__}") from None
+        if response.status == 401:
+            raise _refused(self.token)
         error = payload.get("error") if isinstance(payload, dict) else None
         if isinstance(error, dict):
             raise RemoteError(error.get("type", "error"), error.get("message", ""))
@@ -63,6 +70,8 @@ class Api:
         try:
             async with aiohttp.ClientSession(timeout=self.timeout) as session:
                 async with session.post(target, json=body, headers=headers) as response:
+                    if response.status == 401:
+                        raise _refused(self.token)
                     if response.status != 200:
                         payload = await response.json(content_type=None)
                         error = payload.get("error") if isinstance(payload, dict) else None

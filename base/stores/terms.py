@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator
 
 import pyoxigraph as ox
 
+from tracegraph.base.errors import BadTerm
 from tracegraph.schemas.rdf import BlankTerm, IriTerm, LiteralTerm, Term, Triple, TripleTerm
 
 OxTerm = ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple
@@ -34,7 +35,7 @@ def to_ox(term: Term) -> OxTerm:
     try:
         return _to_ox(term)
     except ValueError as exc:
-        raise ValueError(f"invalid RDF term {term}: {exc}") from None
+        raise BadTerm(f"invalid RDF term {term}: {exc}") from None
 
 
 def _to_ox(term: Term) -> OxTerm:
@@ -99,13 +100,13 @@ def from_ox(term: OxTerm) -> Term:
 
 
 def graph_to_ox(g: str | None) -> OxGraph:
-    """None is the default graph; `_:id` a blank graph name; anything else an IRI."""
-    if g is None:
+    """None (or upstream's "") is the default graph; `_:id` a blank graph name; anything else an IRI."""
+    if not g:
         return ox.DefaultGraph()
     try:
         return ox.BlankNode(g[2:]) if g.startswith("_:") else ox.NamedNode(g)
     except ValueError as exc:
-        raise ValueError(f"invalid graph name {g!r}: {exc}") from None
+        raise BadTerm(f"invalid graph name {g!r}: {exc}") from None
 
 
 def graph_from_ox(graph: OxGraph) -> str | None:
@@ -121,7 +122,7 @@ def quad_to_ox(triple: Triple) -> ox.Quad:
     try:
         return ox.Quad(_subject_to_ox(triple.s), _to_ox(triple.p), _to_ox(triple.o), graph_to_ox(triple.g))
     except ValueError as exc:
-        raise ValueError(f"invalid triple {triple}: {exc}") from None
+        raise BadTerm(f"invalid triple {triple}: {exc}") from None
 
 
 @lru_cache(maxsize=65_536)
@@ -173,7 +174,7 @@ def parse_nquads(text: str) -> Iterator[ox.Quad]:
     try:
         yield from ox.parse(text, format=ox.RdfFormat.N_QUADS)
     except SyntaxError as exc:
-        raise ValueError(f"invalid N-Quads: {exc}") from None
+        raise BadTerm(f"invalid N-Quads: {exc}") from None
 
 
 def read_nquads(text: str) -> list[Triple]:

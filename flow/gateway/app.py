@@ -74,7 +74,7 @@ class GatewayProcessor(InterfaceUser):
         await super().start()
         self._stack.push_async_callback(self._stop_global_clients)
         app = web.Application(client_max_size=max_body(self.settings.max_document_bytes),
-                              middlewares=[self._auth, self._oversize])
+                              middlewares=[self._errors_as_json, self._auth])
         app.router.add_post("/api/v1/flow/{flow}/service/{kind}", self._flow_service)
         app.router.add_post("/api/v1/flow/{flow}/import/{kind}", self._flow_import)
         app.router.add_get("/api/v1/socket", self._socket)
@@ -122,18 +122,23 @@ class GatewayProcessor(InterfaceUser):
             await client.stop()
 
     @web.middleware
-    async def _oversize(self, request: web.Request, handler):
-        """A body over the limit gets our JSON error shape, not aiohttp's plain-text 413."""
+    async def _errors_as_json(self, request: web.Request, handler):
+        """aiohttp's own refusals (413, 404, 405, …) in our JSON error shape, not plain text."""
         try:
             return await handler(request)
         except web.HTTPRequestEntityTooLarge:
             limit = max_body(self.settings.max_document_bytes)
             return _json_error(413, "too-large", f"request body over {limit:,} bytes "
                                "(documents are limited by TG_MAX_DOCUMENT_BYTES)")
+        except web.HTTPException as exc:
+            if exc.status < 400:
+                raise
+            type_ = exc.reason.lower().replace(" ", "-")
+            return _json_error(exc.status, type_, f"{request.method} {request.path}: {exc.reason}")
 
     @web.middleware
     async def _auth(self, request: web.Request, handler):
-        if request.path.startswith(PUBLIC_PATHS):
+        if request.method == "GET" and request.path.startswith(PUBLIC_PATHS):
             return await handler(request)
         identity = self.auth.from_header(request.headers.get("Authorization"))
         if identity is None:

@@ -80,7 +80,7 @@ class Dispatcher:
             raise GatewayError(404, "unknown-service",
                                f"no service {service!r}; try one of {', '.join(GLOBAL_SERVICES)}")
         operation = body.get("operation") if isinstance(body, dict) else None
-        if operation in ADMIN_OPERATIONS.get(service, ()) and not identity.admin:
+        if isinstance(operation, str) and operation in ADMIN_OPERATIONS.get(service, ()) and not identity.admin:
             raise GatewayError(403, "access-denied", f"{service} {operation} needs an admin token")
         request_type = GLOBAL_SERVICES[service][0]
         message = _validate(request_type, body, identity, workspace)

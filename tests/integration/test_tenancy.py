@@ -9,6 +9,7 @@ from tracegraph.cli.api import Api
 from tracegraph.cli.socket_client import SocketClient
 
 from support.ingest import CORPUS, ingest_stack, load_and_wait
+from support.stack import wait_until_async
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -33,7 +34,10 @@ async def test_users_see_only_their_own_collections_and_traces(tmp_path):
         assert {d["id"] for d in listed["document-metadatas"] if d["document-type"] == "source"} == {document}
         traces = {"p": {"t": "i", "i": "https://trustgraph.ai/ns/query"}, "g": "urn:graph:retrieval",
                   "collection": "research"}
-        assert [t["s"]["i"] for t in (await alice.flow_service("default", "triples", traces))["response"]] == [question]
+        async def questions(api: Api) -> list[str]:
+            return [t["s"]["i"] for t in (await api.flow_service("default", "triples", traces))["response"]]
+
+        assert await wait_until_async(lambda: questions(alice), what="alice's stored trace") == [question]
 
         # Bob, asking for the same collection by name, finds nothing of hers anywhere.
         listed = await bob.request("librarian", {"operation": "list-documents", "collection": "research"})
@@ -59,6 +63,5 @@ async def test_users_see_only_their_own_collections_and_traces(tmp_path):
         with pytest.raises(RemoteError, match="access-denied"):
             await bob.flow_service("default", "triples", {**traces, "workspace": "alice"})
         # Bob's own question leaves a trace only bob can see.
-        mine = (await bob.flow_service("default", "triples", traces))["response"]
-        assert [t["s"]["i"] for t in mine] == [theirs[0]["explain_id"]]
-        assert [t["s"]["i"] for t in (await alice.flow_service("default", "triples", traces))["response"]] == [question]
+        assert await wait_until_async(lambda: questions(bob), what="bob's stored trace") == [theirs[0]["explain_id"]]
+        assert await questions(alice) == [question]

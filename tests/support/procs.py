@@ -51,13 +51,14 @@ def stop(proc: subprocess.Popen) -> str:
 
 
 @contextlib.contextmanager
-def launched(data_dir: Path, *extra: str):
+def launched(data_dir: Path, *extra: str, env: dict | None = None, token: str | None = None):
     """`tg-launch` on the embedded defaults; yields the gateway URL once it answers."""
     port = free_port()
-    launcher = spawn("tg-launch", "--data-dir", str(data_dir), "--gateway-port", str(port), *extra)
+    launcher = spawn("tg-launch", "--data-dir", str(data_dir), "--gateway-port", str(port), *extra, env=env)
     url = f"http://127.0.0.1:{port}/"
+    auth = ("--token", token) if token else ()
     try:
-        wait_until(lambda: tg("tg-show-flows", "-u", url).returncode == 0, timeout=60, what="tg-launch")
+        wait_until(lambda: tg("tg-show-flows", "-u", url, *auth).returncode == 0, timeout=60, what="tg-launch")
         yield url
     finally:
         log = stop(launcher)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 from pathlib import Path
 
@@ -57,10 +58,15 @@ async def start_flow(backend: Backend, flow_id: str, blueprint: str = "echo",
                                         parameters=parameters))
 
 
-async def wait_until_async(check, timeout: float = 10.0, what: str = "condition") -> None:
-    """Poll `check()` on the running loop until it is true."""
+async def wait_until_async(check, timeout: float = 10.0, what: str = "condition"):
+    """Poll `check()` (a function or a coroutine function) until it returns something true; returns that."""
     deadline = asyncio.get_running_loop().time() + timeout
-    while not check():
+    while True:
+        result = check()
+        if inspect.isawaitable(result):
+            result = await result
+        if result:
+            return result
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         await asyncio.sleep(0.05)
