@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 from tracegraph.base.flow import Flow
+from tracegraph.base.llm.embed_cache import CachedEmbedder
 from tracegraph.base.llm.embeddings import Embedder
 from tracegraph.base.processor import FlowProcessor
 from tracegraph.base.settings import RuntimeSettings
@@ -27,7 +28,7 @@ class EmbeddingsProcessor(FlowProcessor):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.embedder = open_embedder(self.settings)
+        self.embedder = CachedEmbedder(open_embedder(self.settings))
 
     async def start(self) -> None:
         self._stack.push_async_callback(self.embedder.aclose)

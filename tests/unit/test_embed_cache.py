@@ -1,0 +1,37 @@
+"""The embedding cache computes each text once, keeps input order, and forgets the oldest first."""
+
+from tracegraph.base.llm.embed_cache import CachedEmbedder
+
+
+class CountingEmbedder:
+    name = "counting"
+    dimension = 2
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    async def embed(self, texts):
+        self.calls.append(list(texts))
+        return [[float(len(t)), 1.0] for t in texts]
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def test_repeated_texts_are_embedded_once_and_order_is_kept():
+    inner = CountingEmbedder()
+    cached = CachedEmbedder(inner, capacity=3)
+    assert await cached.embed(["a", "bb", "a"]) == [[1.0, 1.0], [2.0, 1.0], [1.0, 1.0]]
+    assert await cached.embed(["bb", "ccc"]) == [[2.0, 1.0], [3.0, 1.0]]
+    assert inner.calls == [["a", "bb"], ["ccc"]]
+    assert (cached.hits, cached.misses) == (2, 3)
+
+
+async def test_least_recently_used_text_is_forgotten_first():
+    inner = CountingEmbedder()
+    cached = CachedEmbedder(inner, capacity=2)
+    await cached.embed(["a", "b"])
+    await cached.embed(["a"])          # a is now the most recent
+    await cached.embed(["c"])          # evicts b
+    await cached.embed(["a", "b"])
+    assert inner.calls[-1] == ["b"]
