@@ -24,6 +24,8 @@ PROCESSORS: dict[str, str] = {
     "kg-extract": "tracegraph.flow.kg_extract.processor:KnowledgeExtractor",
     "chunker": "tracegraph.flow.chunker:ChunkerProcessor",
     "graph-rag": "tracegraph.flow.graph_rag.processor:GraphRagProcessor",
+    "document-rag": "tracegraph.flow.document_rag.processor:DocumentRagProcessor",
+    "agent": "tracegraph.flow.agent.processor:AgentProcessor",
     "explainability": "tracegraph.flow.explainability:ExplainabilityWriter",
     "ping": "tracegraph.flow.ping:PingProcessor",
     "gateway": "tracegraph.flow.gateway.app:GatewayProcessor",

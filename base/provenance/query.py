@@ -65,82 +65,85 @@ class SelectedEdge:
     concept: str | None = None
 
 
-def _t(s: str, p: IriTerm, o: Term) -> Triple:
+def retrieval_triple(s: str, p: IriTerm, o: Term) -> Triple:
+    """One statement of a query-time trace (all of them live in `urn:graph:retrieval`)."""
     return Triple(s=iri(s), p=p, o=o, g=RETRIEVAL_GRAPH)
 
 
-def _entity(uri: str, kind: IriTerm, label: str, parent: str | None) -> list[Triple]:
-    out = [_t(uri, RDF.type, PROV.Entity), _t(uri, RDF.type, kind), _t(uri, RDFS.label, literal(label))]
+def entity_triples(uri: str, kind: IriTerm, label: str, parent: str | None) -> list[Triple]:
+    """A trace step: a prov:Entity of `kind` with its label, derived from `parent` when given."""
+    out = [retrieval_triple(uri, RDF.type, PROV.Entity), retrieval_triple(uri, RDF.type, kind), retrieval_triple(uri, RDFS.label, literal(label))]
     if parent:
-        out.append(_t(uri, PROV.wasDerivedFrom, iri(parent)))
+        out.append(retrieval_triple(uri, PROV.wasDerivedFrom, iri(parent)))
     return out
 
 
-def _usage(uri: str, usage: Usage | None) -> list[Triple]:
+def usage_triples(uri: str, usage: Usage | None) -> list[Triple]:
+    """Token counts and model of a step's LLM calls; unknown counts are left out, not written as zero."""
     if usage is None:
         return []
     out = []
     if usage.in_token is not None:
-        out.append(_t(uri, TG.inToken, literal(usage.in_token)))
+        out.append(retrieval_triple(uri, TG.inToken, literal(usage.in_token)))
     if usage.out_token is not None:
-        out.append(_t(uri, TG.outToken, literal(usage.out_token)))
+        out.append(retrieval_triple(uri, TG.outToken, literal(usage.out_token)))
     if usage.model:
-        out.append(_t(uri, TG.llmModel, literal(usage.model)))
+        out.append(retrieval_triple(uri, TG.llmModel, literal(usage.model)))
     return out
 
 
 def question_triples(question: str, query: str, started: str, parent: str | None = None) -> list[Triple]:
     out = [
-        _t(question, RDF.type, PROV.Activity), _t(question, RDF.type, TG.Question),
-        _t(question, RDF.type, TG.GraphRagQuestion), _t(question, RDFS.label, literal("GraphRAG Question")),
-        _t(question, PROV.startedAtTime, literal(started)), _t(question, TG.query, literal(query)),
+        retrieval_triple(question, RDF.type, PROV.Activity), retrieval_triple(question, RDF.type, TG.Question),
+        retrieval_triple(question, RDF.type, TG.GraphRagQuestion), retrieval_triple(question, RDFS.label, literal("GraphRAG Question")),
+        retrieval_triple(question, PROV.startedAtTime, literal(started)), retrieval_triple(question, TG.query, literal(query)),
     ]
     if parent:
-        out.append(_t(question, PROV.wasDerivedFrom, iri(parent)))
+        out.append(retrieval_triple(question, PROV.wasDerivedFrom, iri(parent)))
     return out
 
 
 def grounding_triples(grounding: str, question: str, concepts: Sequence[str], usage: Usage | None,
                       method: str) -> list[Triple]:
     """The concepts found in the question; `method` says how (LLM or offline label matching)."""
-    return [*_entity(grounding, TG.Grounding, "Grounding", question),
-            *[_t(grounding, TG.concept, literal(c)) for c in concepts],
-            _t(grounding, RDFS.comment, literal(method)), *_usage(grounding, usage)]
+    return [*entity_triples(grounding, TG.Grounding, "Grounding", question),
+            *[retrieval_triple(grounding, TG.concept, literal(c)) for c in concepts],
+            retrieval_triple(grounding, RDFS.comment, literal(method)), *usage_triples(grounding, usage)]
 
 
 def exploration_triples(exploration: str, grounding: str, edge_count: int, seeds: Sequence[str]) -> list[Triple]:
-    return [*_entity(exploration, TG.Exploration, "Exploration", grounding),
-            _t(exploration, TG.edgeCount, literal(edge_count)),
-            *[_t(exploration, TG.entity, iri(e)) for e in seeds]]
+    return [*entity_triples(exploration, TG.Exploration, "Exploration", grounding),
+            retrieval_triple(exploration, TG.edgeCount, literal(edge_count)),
+            *[retrieval_triple(exploration, TG.entity, iri(e)) for e in seeds]]
 
 
 def focus_triples(focus: str, exploration: str, sid: str, edges: Sequence[SelectedEdge], usage: Usage | None,
                   method: str, notes: Sequence[str] = ()) -> list[Triple]:
     """Each selected edge as a `tg:EdgeSelection` quoting the edge `<<( s p o )>>` with its reason."""
-    out = [*_entity(focus, TG.Focus, "Focus", exploration), _t(focus, RDFS.comment, literal(method)),
-           *[_t(focus, RDFS.comment, literal(note)) for note in notes], *_usage(focus, usage)]
+    out = [*entity_triples(focus, TG.Focus, "Focus", exploration), retrieval_triple(focus, RDFS.comment, literal(method)),
+           *[retrieval_triple(focus, RDFS.comment, literal(note)) for note in notes], *usage_triples(focus, usage)]
     for index, edge in enumerate(edges):
         selection = edge_selection_uri(sid, index)
-        out += [_t(focus, TG.selectedEdge, iri(selection)), _t(selection, RDF.type, TG.EdgeSelection),
-                _t(selection, TG.edge, TripleTerm(triple=Triple(s=edge.s, p=edge.p, o=edge.o)))]
+        out += [retrieval_triple(focus, TG.selectedEdge, iri(selection)), retrieval_triple(selection, RDF.type, TG.EdgeSelection),
+                retrieval_triple(selection, TG.edge, TripleTerm(triple=Triple(s=edge.s, p=edge.p, o=edge.o)))]
         if edge.reasoning:
-            out.append(_t(selection, TG.reasoning, literal(edge.reasoning)))
+            out.append(retrieval_triple(selection, TG.reasoning, literal(edge.reasoning)))
         if edge.score is not None:
-            out.append(_t(selection, TG.score, literal(f"{edge.score:.4f}")))
+            out.append(retrieval_triple(selection, TG.score, literal(f"{edge.score:.4f}")))
         if edge.concept:
-            out.append(_t(selection, TG.concept, literal(edge.concept)))
+            out.append(retrieval_triple(selection, TG.concept, literal(edge.concept)))
     return out
 
 
 def synthesis_triples(synthesis: str, focus: str, document: str | None, usage: Usage | None,
                       method: str) -> list[Triple]:
-    out = [*_entity(synthesis, TG.Synthesis, "Synthesis", focus), _t(synthesis, RDF.type, TG.Answer),
-           _t(synthesis, RDFS.comment, literal(method)), *_usage(synthesis, usage)]
+    out = [*entity_triples(synthesis, TG.Synthesis, "Synthesis", focus), retrieval_triple(synthesis, RDF.type, TG.Answer),
+           retrieval_triple(synthesis, RDFS.comment, literal(method)), *usage_triples(synthesis, usage)]
     if document:
-        out.append(_t(synthesis, TG.document, iri(document)))
+        out.append(retrieval_triple(synthesis, TG.document, iri(document)))
     return out
 
 
 def failure_triples(question: str, message: str) -> list[Triple]:
     """Closes a Question whose session failed after it was announced."""
-    return [_t(question, RDF.type, TG.Error), _t(question, RDFS.comment, literal(f"failed: {message}"))]
+    return [retrieval_triple(question, RDF.type, TG.Error), retrieval_triple(question, RDFS.comment, literal(f"failed: {message}"))]

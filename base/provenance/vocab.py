@@ -55,6 +55,7 @@ TG = Vocabulary("https://trustgraph.ai/ns/", """
     GraphRagQuestion DocRagQuestion AgentQuestion PatternDecision Error
     thought action arguments observation subagentGoal planStep toolCandidate terminationReason
     stepNumber pattern taskType llmDurationMs toolDurationMs toolError inToken outToken
+    answer content subTrace
 """)
 
 

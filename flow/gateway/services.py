@@ -6,13 +6,14 @@ from tracegraph.base.bus.topic import (
     CONFIG_REQUEST_TOPIC, CONFIG_RESPONSE_TOPIC, FLOW_REQUEST_TOPIC, FLOW_RESPONSE_TOPIC, LIBRARIAN_REQUEST_TOPIC,
     LIBRARIAN_RESPONSE_TOPIC, Topic,
 )
+from tracegraph.schemas.agent import AgentRequest, AgentResponse
 from tracegraph.schemas.base import Message, Ping, Pong, ServiceResponse
 from tracegraph.schemas.config import ConfigRequest, ConfigResponse, FlowRequest, FlowResponse
 from tracegraph.schemas.embeddings import EmbeddingsRequest, EmbeddingsResponse, VectorQueryRequest, VectorQueryResponse
 from tracegraph.schemas.ingest import TriplesBatch
 from tracegraph.schemas.library import LibrarianRequest, LibrarianResponse
 from tracegraph.schemas.llm import TextCompletionRequest, TextCompletionResponse
-from tracegraph.schemas.retrieval import GraphRagRequest, GraphRagResponse
+from tracegraph.schemas.retrieval import DocumentRagRequest, DocumentRagResponse, GraphRagRequest, GraphRagResponse
 from tracegraph.schemas.triples import (
     SparqlQueryRequest, SparqlQueryResponse, TriplesQueryRequest, TriplesQueryResponse,
 )
@@ -34,6 +35,8 @@ FLOW_SERVICES: dict[str, tuple[type[Message], type[ServiceResponse]]] = {
     "document-embeddings": (VectorQueryRequest, VectorQueryResponse),
     "text-completion": (TextCompletionRequest, TextCompletionResponse),
     "graph-rag": (GraphRagRequest, GraphRagResponse),
+    "document-rag": (DocumentRagRequest, DocumentRagResponse),
+    "agent": (AgentRequest, AgentResponse),
 }
 
 # POST /api/v1/flow/{flow}/import/{kind}: one-way interfaces a client may publish to.

@@ -1,0 +1,1 @@
+"""Document RAG: nearest chunks → answer, explained in PROV-O."""
