@@ -1,5 +1,7 @@
 """Turning explain events into the spec's text: `[question] …`, selected edges with their reason and
-`Source: Chunk → Page → Document`. Labels and source chains are looked up through the gateway."""
+`Source: Chunk → Page → Document`, retrieved chunks with theirs, an agent's thoughts, actions and
+observations. Steps are recognised by their rdf:type, so GraphRAG, Document RAG and agent traces
+render alike. Labels and source chains are looked up through the gateway."""
 
 from __future__ import annotations
 
@@ -9,20 +11,26 @@ from tracegraph.cli.api import Api
 TG = "https://trustgraph.ai/ns/"
 PROV = "http://www.w3.org/ns/prov#"
 RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
+RDFS_COMMENT = "http://www.w3.org/2000/01/rdf-schema#comment"
+RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 DC_TITLE = "http://purl.org/dc/elements/1.1/title"
 SOURCE = "urn:graph:source"
 
 
-def step_of(explain_id: str) -> str:
-    """`urn:trustgraph:prov:focus:<sid>` → "focus"; a Question → "question".
+# rdf:type → the step name printed in `[step] uri`, most specific first.
+STEP_TYPES = [("Question", "question"), ("Grounding", "grounding"), ("Exploration", "exploration"),
+              ("Focus", "focus"), ("Synthesis", "synthesis"), ("Analysis", "analysis"), ("Conclusion", "conclusion")]
 
-    >>> step_of("urn:trustgraph:prov:focus:1234")
-    'focus'
-    >>> step_of("urn:trustgraph:question:1234")
-    'question'
+
+def step_kind(uri: str, triples: list[dict]) -> str | None:
+    """The step a trace URI is, from its rdf:type among `triples` (None for a non-step node).
+
+    >>> step_kind("urn:x", [{"s": {"t": "i", "i": "urn:x"}, "p": {"t": "i", "i": RDF_TYPE},
+    ...                      "o": {"t": "i", "i": TG + "Conclusion"}}])
+    'conclusion'
     """
-    parts = explain_id.split(":")
-    return parts[2] if parts[2] != "prov" else parts[3]
+    types = {text(o) for o in objects(triples, uri, RDF_TYPE)}
+    return next((step for kind, step in STEP_TYPES if TG + kind in types), None)
 
 
 def objects(triples: list[dict], subject: str, predicate: str) -> list[dict]:
@@ -58,7 +66,16 @@ class TraceRenderer:
         holders = await self._match(p={"t": "i", "i": TG + "contains"}, o=edge, g=SOURCE)
         if not holders:
             return "(no extraction provenance: the edge was imported or inferred)"
-        chain, node = [], holders[0]["s"]
+        return " → ".join(await self._ancestors(holders[0]["s"]))
+
+    async def chunk_chain(self, chunk: dict) -> str:
+        """`Chunk 3 → Page 1 → Title` for a chunk a Document RAG answer used."""
+        own = await self._match(s=chunk, p={"t": "i", "i": RDFS_LABEL}, g=SOURCE)
+        return " → ".join([text(own[0]["o"]) if own else text(chunk), *await self._ancestors(chunk)])
+
+    async def _ancestors(self, node: dict) -> list[str]:
+        """Labels up the `prov:wasDerivedFrom` chain of the source graph, ending with the document's title."""
+        chain = []
         for _ in range(6):
             parents = await self._match(s=node, p={"t": "i", "i": PROV + "wasDerivedFrom"}, g=SOURCE)
             if not parents:
@@ -69,41 +86,74 @@ class TraceRenderer:
             labels = await self._match(s=node, p={"t": "i", "i": RDFS_LABEL}, g=SOURCE)
             if labels:
                 chain.append(text(labels[0]["o"]))
-        return " → ".join(chain)
+        return chain
 
     async def render(self, explain_id: str, triples: list[dict]) -> list[str]:
-        step = step_of(explain_id)
+        """The lines for one step: `[step] uri`, then what the step recorded."""
+        step = step_kind(explain_id, triples) or "step"
         lines = [f"[{step}] {explain_id}"]
+        say = lines.append
         if step == "question":
             lines += [f"    Query: {text(q)}" for q in objects(triples, explain_id, TG + "query")]
-            lines += [f"    {text(c)}" for c in objects(triples, explain_id, "http://www.w3.org/2000/01/rdf-schema#comment")]
+            lines += [f"    {text(c)}" for c in objects(triples, explain_id, RDFS_COMMENT)]
         elif step == "grounding":
-            concepts = ", ".join(text(c) for c in objects(triples, explain_id, TG + "concept"))
-            lines.append(f"    Concepts: {concepts}")
+            say(f"    Concepts: {', '.join(text(c) for c in objects(triples, explain_id, TG + 'concept'))}")
         elif step == "exploration":
-            count = objects(triples, explain_id, TG + "edgeCount")
-            seeds = objects(triples, explain_id, TG + "entity")
-            lines.append(f"    Explored {text(count[0]) if count else 0} edge(s) from {len(seeds)} seed entit(ies)")
+            lines += await self._exploration(explain_id, triples)
         elif step == "focus":
-            selections = objects(triples, explain_id, TG + "selectedEdge")
-            lines.append(f"    Selected {len(selections)} edge(s)")
-            for note in objects(triples, explain_id, "http://www.w3.org/2000/01/rdf-schema#comment"):
-                lines.append(f"    ({text(note)})")
-            for selection in selections:
-                sid = selection["i"]
-                edge = objects(triples, sid, TG + "edge")
-                if not edge:
-                    continue
-                tr = edge[0]["tr"]
-                labels = [await self.label(tr[k]) for k in ("s", "p", "o")]
-                lines.append(f"      Edge: ({', '.join(labels)})")
-                for reason in objects(triples, sid, TG + "reasoning"):
-                    lines.append(f"        Reason: {text(reason)}")
-                lines.append(f"        Source: {await self.source_chain(edge[0])}")
+            lines += await self._focus(explain_id, triples)
         elif step == "synthesis":
-            for doc in objects(triples, explain_id, TG + "document"):
-                lines.append(f"    Answer stored as {text(doc)}")
+            lines += [f"    Answer: {_clip(text(c))}" for c in objects(triples, explain_id, TG + "content")]
+            lines += [f"    Answer stored as {text(d)}" for d in objects(triples, explain_id, TG + "document")]
+        elif step == "analysis":
+            lines += _analysis(explain_id, triples)
+        elif step == "conclusion":
+            lines += [f"    Answer: {_clip(text(a))}" for a in objects(triples, explain_id, TG + "answer")]
+            lines += [f"    Ended: {text(r)}" for r in objects(triples, explain_id, TG + "terminationReason")]
         tokens = [objects(triples, explain_id, TG + p) for p in ("inToken", "outToken", "llmModel")]
         if any(tokens):
-            lines.append("    Tokens: in {} / out {} ({})".format(*(text(t[0]) if t else "?" for t in tokens)))
+            say("    Tokens: in {} / out {} ({})".format(*(text(t[0]) if t else "?" for t in tokens)))
         return lines
+
+    async def _exploration(self, uri: str, triples: list[dict]) -> list[str]:
+        edges, chunks = objects(triples, uri, TG + "edgeCount"), objects(triples, uri, TG + "chunkCount")
+        lines = []
+        if edges:
+            seeds = objects(triples, uri, TG + "entity")
+            lines.append(f"    Explored {text(edges[0])} edge(s) from {len(seeds)} seed entit(ies)")
+        if chunks:
+            lines.append(f"    Retrieved {text(chunks[0])} chunk(s)")
+            for chunk in objects(triples, uri, TG + "selectedChunk"):
+                lines.append(f"      Chunk: {await self.chunk_chain(chunk)}")
+        return lines
+
+    async def _focus(self, uri: str, triples: list[dict]) -> list[str]:
+        selections = objects(triples, uri, TG + "selectedEdge")
+        lines = [f"    Selected {len(selections)} edge(s)"]
+        lines += [f"    ({text(note)})" for note in objects(triples, uri, RDFS_COMMENT)]
+        for selection in selections:
+            edge = objects(triples, selection["i"], TG + "edge")
+            if not edge:
+                continue
+            labels = [await self.label(edge[0]["tr"][k]) for k in ("s", "p", "o")]
+            lines.append(f"      Edge: ({', '.join(labels)})")
+            lines += [f"        Reason: {text(r)}" for r in objects(triples, selection["i"], TG + "reasoning")]
+            lines.append(f"        Source: {await self.source_chain(edge[0])}")
+        return lines
+
+
+def _analysis(uri: str, triples: list[dict]) -> list[str]:
+    """One think / act / observe step of an agent."""
+    lines = [f"    Thought: {_clip(text(t))}" for t in objects(triples, uri, TG + "thought")]
+    for action in objects(triples, uri, TG + "action"):
+        arguments = objects(triples, uri, TG + "arguments")
+        lines.append(f"    Action: {text(action)} {text(arguments[0]) if arguments else ''}".rstrip())
+    lines += [f"    Observation: {_clip(text(o))}" for o in objects(triples, uri, TG + "observation")]
+    lines += [f"    Tool error: {text(e)}" for e in objects(triples, uri, TG + "toolError")]
+    lines += [f"    Sub-trace: {text(q)}" for q in objects(triples, uri, TG + "subTrace")]
+    return lines
+
+
+def _clip(value: str, width: int = 400) -> str:
+    value = " ".join(value.split())
+    return value if len(value) <= width else value[: width - 1] + "…"

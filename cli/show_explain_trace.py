@@ -1,59 +1,67 @@
-"""`tg-show-explain-trace` and `tg-export-explain-trace`: a stored GraphRAG trace, read back from the
-collection's `urn:graph:retrieval` graph, rendered as text, traced to its sources with one SPARQL
+"""`tg-show-explain-trace` and `tg-export-explain-trace`: a stored trace — GraphRAG, Document RAG or
+agent, with the sub-traces an agent's tools produced — read back from the collection's
+`urn:graph:retrieval` graph, rendered step by step, traced to its source documents with one SPARQL
 query, or exported as TriG, N-Quads or PROV-JSON."""
 
 from __future__ import annotations
 
 import json
+import re
 import sys
 
-from tracegraph.base.errors import ConfigError
 from tracegraph.cli._client import add_collection_arguments, command_parser, run, show_term
 from tracegraph.cli.api import Api
-from tracegraph.cli.explain_render import TraceRenderer, step_of
+from tracegraph.cli.explain_render import PROV, TG, TraceRenderer, step_kind
+from tracegraph.cli.trace_store import fetch_trace, sub_traces
 
-STEPS = ["question", "grounding", "exploration", "focus", "synthesis"]
-
-TRACE = """SELECT ?s ?p ?o WHERE { GRAPH <urn:graph:retrieval> { ?s ?p ?o FILTER(CONTAINS(STR(?s), "%s")) } }"""
-
+# From the trace's Questions (the root and its sub-traces), through their steps, to the edges or chunks
+# they used, and from there through `urn:graph:source` to the documents.
 SOURCES = """
 PREFIX tg: <https://trustgraph.ai/ns/>
 PREFIX prov: <http://www.w3.org/ns/prov#>
 PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
 PREFIX dc: <http://purl.org/dc/elements/1.1/>
-SELECT DISTINCT ?edge ?chunk ?chunkLabel ?document ?title WHERE {
-  GRAPH <urn:graph:retrieval> {
-    ?focus a tg:Focus ; tg:selectedEdge/tg:edge ?edge .
-    FILTER(CONTAINS(STR(?focus), "%s"))
+SELECT DISTINCT ?via ?chunkLabel ?document ?title WHERE {
+  VALUES ?question { %s }
+  {
+    GRAPH <urn:graph:retrieval> { ?step prov:wasDerivedFrom* ?question ; tg:selectedEdge/tg:edge ?via }
+    GRAPH <urn:graph:source> { ?subgraph tg:contains ?via ; prov:wasDerivedFrom ?chunk }
+  } UNION {
+    GRAPH <urn:graph:retrieval> { ?step prov:wasDerivedFrom* ?question ; tg:selectedChunk ?chunk }
+    BIND(?chunk AS ?via)
   }
-  GRAPH <urn:graph:source> {
-    ?subgraph tg:contains ?edge ; prov:wasDerivedFrom ?chunk .
-    ?chunk a tg:Chunk ; rdfs:label ?chunkLabel ; prov:wasDerivedFrom+ ?document .
-  }
+  GRAPH <urn:graph:source> { ?chunk a tg:Chunk ; rdfs:label ?chunkLabel ; prov:wasDerivedFrom+ ?document }
   ?document a tg:Document ; dc:title ?title .
 } ORDER BY ?title ?chunkLabel"""
 
 
-def session_of(uri: str) -> str:
-    """The session id every URI of one trace shares.
-
-    >>> session_of("urn:trustgraph:prov:synthesis:6f1c")
-    '6f1c'
-    >>> session_of("urn:trustgraph:question:6f1c")
-    '6f1c'
-    """
-    if not uri.startswith("urn:trustgraph:"):
-        raise ConfigError(f"{uri!r} is not an explain URI (urn:trustgraph:question:… or urn:trustgraph:prov:…)")
-    return uri.rsplit(":", 1)[-1]
+def _natural(uri: str) -> list:
+    """Sort key that puts …/i2 before …/i10."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", uri)]
 
 
-async def fetch_trace(api: Api, flow: str, collection: str, uri: str) -> list[dict]:
-    sid = session_of(uri)
-    r = await api.flow_service(flow, "sparql", {"query": TRACE % sid, "collection": collection, "limit": 100_000})
-    triples = [{"s": b["s"], "p": b["p"], "o": b["o"], "g": "urn:graph:retrieval"} for b in r.get("bindings", [])]
-    if not triples:
-        raise ConfigError(f"no stored trace for {uri} in collection {collection!r}")
-    return triples
+def derived_steps(triples: list[dict], uri: str) -> list[str]:
+    """The steps derived from `uri`, in order."""
+    found = {t["s"]["i"] for t in triples
+             if t["p"].get("i") == PROV + "wasDerivedFrom" and t["o"].get("i") == uri and t["s"].get("t") == "i"}
+    return sorted((s for s in found if step_kind(s, triples)), key=_natural)
+
+
+async def render_tree(renderer: TraceRenderer, uri: str, triples: list[dict], depth: int = 0,
+                      seen: set[str] | None = None) -> list[str]:
+    """A step, the sub-traces started from it (indented), then the steps that follow it."""
+    seen = seen if seen is not None else set()
+    if uri in seen:
+        return []
+    seen.add(uri)
+    pad = "    " * depth
+    lines = [pad + line for line in await renderer.render(uri, triples)]
+    following = derived_steps(triples, uri)
+    for sub in (s for s in following if step_kind(s, triples) == "question"):
+        lines += ["", f"{pad}    ↳ sub-trace"] + await render_tree(renderer, sub, triples, depth + 1, seen)
+    for step in (s for s in following if step_kind(s, triples) != "question"):
+        lines += [""] + await render_tree(renderer, step, triples, depth, seen)
+    return lines
 
 
 def _parser(prog: str, description: str):
@@ -64,38 +72,30 @@ def _parser(prog: str, description: str):
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = _parser("tg-show-explain-trace", "Show a stored GraphRAG trace step by step; --sources lists the documents "
-                "its selected edges came from (one SPARQL query across the retrieval and source graphs).")
-    p.add_argument("--sources", action="store_true", help="only the answer → edge → chunk → document chains")
+    p = _parser("tg-show-explain-trace", "Show a stored trace (GraphRAG, Document RAG or agent) step by step, "
+                "with the sub-traces an agent's tools produced and each edge or chunk traced to its source; "
+                "--sources lists only the documents (one SPARQL query across the retrieval and source graphs).")
+    p.add_argument("--sources", action="store_true", help="only the answer → edge/chunk → document chains")
     args = p.parse_args(argv)
 
     async def body(api: Api) -> None:
+        question, triples = await fetch_trace(api, args.flow_id, args.collection, args.uri)
         if args.sources:
-            r = await api.flow_service(args.flow_id, "sparql", {"query": SOURCES % session_of(args.uri),
-                                                                "collection": args.collection})
-            rows = r.get("bindings", [])
-            if not rows:
-                print("no selected edge of this trace has extraction provenance")
-            for row in rows:
-                print(f"{show_term(row['edge'])}\n    Source: {row['chunkLabel']['v']} → {row['title']['v']}"
-                      f"  <{row['document']['i']}>")
+            await _print_sources(api, args, [question, *sub_traces(triples)])
             return
-        triples = await fetch_trace(api, args.flow_id, args.collection, args.uri)
-        renderer = TraceRenderer(api, args.flow_id, args.collection)
-        subjects = {t["s"]["i"] for t in triples if t["s"].get("t") == "i"}
-        for step in STEPS:
-            for uri in sorted(s for s in subjects if _is_step(s, step)):
-                print("\n".join(await renderer.render(uri, triples)))
-                print()
+        print("\n".join(await render_tree(TraceRenderer(api, args.flow_id, args.collection), question, triples)))
 
     return run("tg-show-explain-trace", args, body)
 
 
-def _is_step(uri: str, step: str) -> bool:
-    try:
-        return step_of(uri) == step and not uri.startswith("urn:trustgraph:prov:edge:")
-    except IndexError:
-        return False
+async def _print_sources(api: Api, args, questions: list[str]) -> None:
+    query = SOURCES % " ".join(f"<{q}>" for q in questions)
+    rows = (await api.flow_service(args.flow_id, "sparql", {"query": query, "collection": args.collection}))
+    if not rows.get("bindings"):
+        print("no edge or chunk this trace used has extraction provenance")
+    for row in rows.get("bindings", []):
+        print(f"{show_term(row['via'])}\n    Source: {row['chunkLabel']['v']} → {row['title']['v']}"
+              f"  <{row['document']['i']}>")
 
 
 def main_export(argv: list[str] | None = None) -> int:
@@ -105,7 +105,8 @@ def main_export(argv: list[str] | None = None) -> int:
 
     async def body(api: Api) -> None:
         from tracegraph.schemas.rdf import Triple
-        triples = [Triple.model_validate(t) for t in await fetch_trace(api, args.flow_id, args.collection, args.uri)]
+        _, found = await fetch_trace(api, args.flow_id, args.collection, args.uri)
+        triples = [Triple.model_validate(t) for t in found]
         if args.format == "prov-json":
             from tracegraph.base.provenance.prov_json import to_prov_json
             json.dump(to_prov_json(triples), sys.stdout, indent=2)

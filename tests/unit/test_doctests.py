@@ -11,11 +11,17 @@ import tracegraph.cli.start_flow
 import tracegraph.flow.gateway.app
 import tracegraph.flow.graph_rag.focus
 import tracegraph.cli.explain_render
+import tracegraph.cli.trace_store
+import tracegraph.flow.gateway.auth
+import tracegraph.flow.gateway.tenancy
+import tracegraph.cli.socket_client
 
 
 @pytest.mark.parametrize("module", [tracegraph.base.bus.protocol, tracegraph.base.bus.topic, tracegraph.cli._client, tracegraph.cli.start_flow,
                                     tracegraph.flow.gateway.app, tracegraph.flow.graph_rag.focus,
-                                    tracegraph.cli.explain_render])
+                                    tracegraph.cli.explain_render, tracegraph.cli.trace_store,
+                                    tracegraph.flow.gateway.auth, tracegraph.flow.gateway.tenancy,
+                                    tracegraph.cli.socket_client])
 def test_doctests(module):
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0

@@ -35,7 +35,7 @@ def test_every_package_folder_is_declared_in_pyproject():
     found = {"tracegraph"}
     for init in ROOT.glob("*/**/__init__.py"):
         rel = init.parent.relative_to(ROOT)
-        if rel.parts[0] in {"tests", "bench", "build", "venv", ".venv"} or "egg-info" in str(rel):
+        if rel.parts[0] in {"tests", "bench", "build", "venv"} or rel.parts[0].startswith(".") or "egg-info" in str(rel):
             continue
         found.add("tracegraph." + ".".join(rel.parts))
     assert declared == found

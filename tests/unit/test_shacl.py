@@ -6,7 +6,7 @@ from __future__ import annotations
 from tracegraph.base.provenance import extraction, query
 from tracegraph.base.provenance.shacl import ShaclReport, reified_graph, validate_nquads, validate_trace
 from tracegraph.base.provenance.uris import chunk_uri, page_uri, subgraph_uri
-from tracegraph.base.provenance.vocab import PROV, RDF, TG
+from tracegraph.base.provenance.vocab import PROV, RDF, RDFS, TG
 from tracegraph.base.stores.protocol import RETRIEVAL_GRAPH, SOURCE_GRAPH
 from tracegraph.base.stores.terms import to_nquads
 from tracegraph.schemas.rdf import Triple, iri, literal, quoted
@@ -164,7 +164,8 @@ def test_docrag_synthesis_from_exploration_is_not_held_to_graph_rag_rules():
         (RDF.type, PROV.Entity), (RDF.type, TG.Exploration), (TG.chunkCount, literal(3)),
         (PROV.wasDerivedFrom, iri(f"urn:trustgraph:docrag:{sid}/grounding"))]]
     docrag += [Triple(s=iri(synthesis), p=p, o=o, g=RETRIEVAL_GRAPH) for p, o in [
-        (RDF.type, PROV.Entity), (RDF.type, TG.Synthesis), (PROV.wasDerivedFrom, iri(exploration))]]
+        (RDF.type, PROV.Entity), (RDF.type, TG.Synthesis), (RDFS.label, literal("Synthesis")),
+        (PROV.wasDerivedFrom, iri(exploration))]]
     report = validate_trace([*valid(), *docrag])
     assert report.conforms, report.messages
     # The same chain minted under GraphRAG URIs is held to them.
