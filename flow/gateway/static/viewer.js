@@ -155,9 +155,12 @@ function detailOf(event) {
       return `${concepts.length} concept${concepts.length === 1 ? "" : "s"}: ${concepts.join(", ")}`;
     }
     case "Exploration": {
+      if (one("chunkCount") !== undefined) return `${one("chunkCount")} chunks retrieved`;  // Document RAG
       const entities = objectsOf(uri, NS.tg + "entity").length;
       return `${one("edgeCount") || "?"} edges from ${entities} entit${entities === 1 ? "y" : "ies"}`;
     }
+    case "Analysis": return `${one("action") || "?"}: ${one("thought") || ""}`;
+    case "Conclusion": return one("answer") || "";
     case "Focus": {
       const n = selectedEdges(uri).length;
       return `${n} selected edge${n === 1 ? "" : "s"}`;
@@ -446,8 +449,10 @@ function onAnswerFrame(frame) {
     setStatus(`Running: ${view.events[view.events.length - 1].type}…`, "busy");
   } else if (response.response) {
     $("answer").append(response.response);  // a text node: the answer is never parsed as HTML
+  } else if (response.message_type === "answer" && response.content) {
+    $("answer").append(response.content);  // the agent's answer; its thoughts show in the graph's steps
   }
-  if (response.end_of_session || frame.complete) finish(response);
+  if (response.end_of_session || response.end_of_dialog || frame.complete) finish(response);
 }
 
 function ask(submit) {
@@ -457,8 +462,11 @@ function ask(submit) {
   resetView();
   setState("running");
   setStatus("Connecting…", "busy");
-  const request = { query, collection: $("collection").value || "default", streaming: true, explain: true };
-  send("graph-rag", $("flow").value || "default", request, onAnswerFrame).catch(fail);
+  const service = $("service").value;
+  // The agent takes a `question`; GraphRAG and Document RAG a `query`.
+  const request = { [service === "agent" ? "question" : "query"]: query,
+                    collection: $("collection").value || "default", streaming: true, explain: true };
+  send(service, $("flow").value || "default", request, onAnswerFrame).catch(fail);
 }
 
 function init() {
