@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -66,6 +67,31 @@ async def test_graph_rag_explained_listed_and_shown_by_upstream_cli(tmp_path):
         assert status == 0, err
         assert "Helios Grid depends on Corvid Analytics" in out  # the answer, fetched from the librarian
         assert "-> helios-grid" in out  # each selected edge traced to its source document
+
+
+async def test_document_rag_asked_and_shown_by_upstream_cli(tmp_path):
+    async with ingest_stack(tmp_path) as (api, stack):
+        url = f"http://127.0.0.1:{stack['gateway'].port}/"
+        await load_and_wait(api, CORPUS / "helios-grid.md")
+
+        status, out, err = await upstream("tg-invoke-document-rag", "-u", url, "-q", QUESTION, "-x")
+        assert status == 0 and "Exception" not in out, (out, err)
+        assert "Corvid Analytics" in out
+        steps = [line.split("]")[0].strip() + "]" for line in err.splitlines() if line.strip().startswith("[")]
+        assert steps == ["[question]", "[grounding]", "[exploration]", "[synthesis]"], err
+        assert re.search(r"Chunks retrieved: [1-9]", err), err
+
+        status, out, err = await upstream("tg-invoke-document-rag", "-u", url, "-q", QUESTION, "--no-streaming")
+        assert status == 0 and "Corvid Analytics" in out, (out, err)
+
+        status, out, err = await upstream("tg-list-explain-traces", "-u", url, "--format", "json")
+        sessions = json.loads(out)
+        assert {s["type"] for s in sessions} == {"DocRAG"} and len(sessions) == 2, sessions
+        status, out, err = await upstream("tg-show-explain-trace", "-u", url, sessions[0]["id"], "--format", "json")
+        assert status == 0, err
+        trace = json.loads(out)
+        assert trace["type"] == "docrag" and trace["exploration"]["chunk_count"] > 0
+        assert trace["synthesis"]["document"].endswith("/answer")
 
 
 async def test_upstream_cli_sees_only_its_own_users_traces(tmp_path):

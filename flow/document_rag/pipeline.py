@@ -1,0 +1,162 @@
+"""The Document RAG pipeline as plain async code: Grounding (the question, embedded) → Exploration
+(the nearest chunks) → Synthesis (an LLM answer from those chunks, or offline the sentences most
+similar to the question), yielding GraphRAG's steps: explain events, answer chunks, Finished."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+
+from tracegraph.base.errors import ConfigError, LlmUnavailable
+from tracegraph.base.llm.completion import Completion
+from tracegraph.base.provenance import docrag
+from tracegraph.base.provenance import query as prov
+from tracegraph.base.provenance.query import Usage
+from tracegraph.base.provenance.vocab import DC
+from tracegraph.flow.document_rag import excerpts
+from tracegraph.flow.document_rag.tools import DocumentRagTools, RetrievedChunk
+from tracegraph.flow.graph_rag.pipeline import OFFLINE_NOTE, Chunk, Explain, Finished, Step
+from tracegraph.schemas.rdf import LiteralTerm, iri
+
+GROUNDING_METHOD = "the question itself, embedded as one query vector"
+OFFLINE_METHOD = f"{OFFLINE_NOTE}: the sentences of the retrieved chunks most similar to the question, quoted"
+NOTHING_FOUND_METHOD = "no chunks retrieved: nothing to answer from, no LLM call"
+NOTHING_FOUND = ("No documents found: this collection holds no indexed document chunks, so there is nothing to "
+                 "answer the question from. Load and process documents into the collection first.")
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Every default in one place; a request's non-None fields override them."""
+
+    doc_limit: int = 10  # chunks that ground the answer
+    fetch_limit: int | None = None  # candidates searched before keeping the best; None = 3 × doc_limit
+
+    @property
+    def candidates(self) -> int:
+        return max(self.doc_limit, self.fetch_limit or 3 * self.doc_limit)
+
+
+@dataclass
+class _Synthesis:
+    text: str = ""
+    usage: Usage | None = None
+    method: str = ""
+
+
+def select_chunks(candidates: Sequence[RetrievedChunk], limit: int) -> list[RetrievedChunk]:
+    """The `limit` most similar candidates, skipping repeats of a text already kept (the same
+    document loaded twice, or an overlap that covers a whole chunk)."""
+    kept: dict[str, RetrievedChunk] = {}
+    for chunk in sorted(candidates, key=lambda c: c.score, reverse=True):
+        kept.setdefault(" ".join(chunk.text.split()), chunk)
+        if len(kept) == limit:
+            break
+    return list(kept.values())
+
+
+def retrieval_note(candidates: Sequence[RetrievedChunk], chunks: Sequence[RetrievedChunk]) -> str:
+    if not chunks:
+        return "vector similarity to the question: the collection has no indexed chunks"
+    return (f"vector similarity to the question: {len(candidates)} candidate chunk(s) searched, the {len(chunks)} "
+            f"most similar kept (similarity {chunks[0].score:.2f} to {chunks[-1].score:.2f})")
+
+
+class DocumentRagPipeline:
+    def __init__(self, tools: DocumentRagTools, limits: Limits) -> None:
+        self.tools = tools
+        self.limits = limits
+
+    async def run(self, question: str, *, streaming: bool = False, explain: bool = True,
+                  parent_uri: str | None = None, session_id: str | None = None) -> AsyncIterator[Step]:
+        """`explain=False` yields no explain events and stores no answer document (nothing would point to it)."""
+        question = question.strip()
+        if not question:
+            raise ConfigError("empty question")
+        sid = session_id or str(uuid.uuid4())
+        q_uri = docrag.question_uri(sid)
+        if explain:
+            yield Explain(q_uri, docrag.question_triples(q_uri, question, prov.now(), parent_uri))
+        try:
+            async for step in self._answer(sid, q_uri, question, streaming, explain):
+                if explain or not isinstance(step, Explain):
+                    yield step
+        except Exception as exc:
+            if explain:
+                yield Explain(q_uri, prov.failure_triples(q_uri, str(exc) or type(exc).__name__))
+            raise
+
+    async def _answer(self, sid: str, q_uri: str, question: str, streaming: bool, explain: bool
+                      ) -> AsyncIterator[Step]:
+        g_uri = docrag.step_uri("grounding", sid)
+        yield Explain(g_uri, prov.grounding_triples(g_uri, q_uri, [question], None, GROUNDING_METHOD))
+
+        [vector] = await self.tools.embed([question])
+        candidates = await self.tools.nearest_chunks(vector, self.limits.candidates)
+        chunks = select_chunks(candidates, self.limits.doc_limit)
+        titles = await self._titles(chunks)
+        e_uri = docrag.step_uri("exploration", sid)
+        yield Explain(e_uri, docrag.exploration_triples(e_uri, g_uri, q_uri, [c.uri for c in chunks],
+                                                        retrieval_note(candidates, chunks)))
+
+        synthesis = _Synthesis()
+        async for piece in self._synthesise(question, vector, chunks, titles, streaming, synthesis):
+            synthesis.text += piece.text
+            if streaming:  # otherwise the whole answer travels in the final message
+                yield piece
+        document = docrag.answer_document_uri(sid)
+        saved = explain and await self.tools.save_answer(document, f"DocumentRAG Answer: {question[:50]}",
+                                                         synthesis.text)
+        s_uri = docrag.step_uri("synthesis", sid)
+        yield Explain(s_uri, docrag.synthesis_triples(s_uri, e_uri, synthesis.text, document if saved else None,
+                                                      synthesis.usage, synthesis.method))
+        sources = list(dict.fromkeys((c.document, titles[c.document]) for c in chunks if c.document))
+        yield Finished(synthesis.usage or Usage(), sources, synthesis.text)
+
+    async def _titles(self, chunks: Sequence[RetrievedChunk]) -> dict[str, str]:
+        """dc:title of each chunk's document (the document id when it has none)."""
+        titles: dict[str, str] = {}
+        for document in dict.fromkeys(c.document for c in chunks if c.document):
+            found = await self.tools.match(s=iri(document), p=DC.title, limit=1)
+            titles[document] = found[0].o.value if found and isinstance(found[0].o, LiteralTerm) else document
+        return titles
+
+    async def _synthesise(self, question: str, vector: Sequence[float], chunks: Sequence[RetrievedChunk],
+                          titles: dict[str, str], streaming: bool, result: _Synthesis) -> AsyncIterator[Chunk]:
+        """Answer chunks; `result` learns how the answer was made and what it cost."""
+        if not chunks:
+            result.method = NOTHING_FOUND_METHOD
+            yield Chunk(NOTHING_FOUND, end_of_stream=True)
+            return
+        prompt = excerpts.prompt(question, chunks, titles)
+        try:
+            if streaming:
+                done = None
+                async for piece in self.tools.stream(excerpts.SYSTEM, prompt):
+                    if isinstance(piece, Completion):
+                        done = piece
+                    else:
+                        yield Chunk(piece)
+                yield Chunk("", end_of_stream=True)
+            else:
+                done = await self.tools.complete(excerpts.SYSTEM, prompt)
+                yield Chunk(done.text, end_of_stream=True)
+        except LlmUnavailable:
+            result.method = OFFLINE_METHOD
+            yield Chunk(await self._quote(vector, chunks, titles), end_of_stream=True)
+            return
+        if done is not None:
+            result.usage = Usage(done.in_token, done.out_token, done.model)
+        result.method = f"LLM ({done.model if done else 'unknown model'})"
+
+    async def _quote(self, vector: Sequence[float], chunks: Sequence[RetrievedChunk], titles: dict[str, str]) -> str:
+        """The offline answer: the retrieved sentences nearest the question, or the chunks themselves
+        when they hold no whole sentence (tables, lists)."""
+        candidates = list(dict.fromkeys((s, titles.get(c.document or "", "")) for c in chunks
+                                        for s in excerpts.sentences(c.text)))
+        if not candidates:
+            candidates = [(" ".join(c.text.split())[:300], titles.get(c.document or "", "")) for c in chunks]
+        vectors = await self.tools.embed([sentence for sentence, _ in candidates])
+        best = excerpts.most_similar(vector, vectors, excerpts.OFFLINE_QUOTES)
+        return excerpts.quoted([candidates[i] for i in best])
