@@ -11,7 +11,7 @@ import sys
 
 from tracegraph.cli._client import add_collection_arguments, command_parser, run, show_term
 from tracegraph.cli.api import Api
-from tracegraph.cli.explain_render import PROV, TG, TraceRenderer, step_kind
+from tracegraph.cli.explain_render import PROV, TraceRenderer, step_kind
 from tracegraph.cli.trace_store import fetch_trace, sub_traces
 
 # From the trace's Questions (the root and its sub-traces), through their steps, to the edges or chunks

@@ -17,7 +17,7 @@ from tracegraph.base.processor import FlowProcessor
 from tracegraph.base.provenance.extraction import Component, chunk_triples, page_triples
 from tracegraph.base.provenance.uris import chunk_uri, page_uri
 from tracegraph.base.specs import Client, Consumer, Parameter, Producer
-from tracegraph.schemas.ingest import DocumentLoad, Metadata, TextChunk, Triples
+from tracegraph.schemas.ingest import DocumentLoad, TextChunk, Triples
 from tracegraph.schemas.library import LibrarianRequest, LibrarianResponse
 
 log = logging.getLogger(__name__)

@@ -1,7 +1,8 @@
-"""Processors by name (`tg-processor NAME`), imported lazily, and the packaged flow blueprints."""
+"""Processors by name (`tg-processor NAME`), imported lazily, and the packaged flow blueprints and agent tools."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from importlib import resources
 
@@ -43,7 +44,17 @@ def packaged_blueprints() -> dict[str, str]:
             for entry in folder.iterdir() if entry.name.endswith(".json")}
 
 
+def packaged_tools() -> dict[str, str]:
+    """Agent tool name -> JSON text, from launch/tools/*.json (each file an object of name -> tool)."""
+    folder = resources.files("tracegraph.launch") / "tools"
+    tools: dict[str, str] = {}
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".json"):
+            tools.update({name: json.dumps(tool) for name, tool in json.loads(entry.read_text(encoding="utf-8")).items()})
+    return tools
+
+
 def config_service(backend: Backend, settings: RuntimeSettings) -> Processor:
-    """The config service, seeded with the packaged blueprints on first start."""
+    """The config service, seeded with the packaged blueprints and agent tools on first start."""
     from tracegraph.flow.config.processor import ConfigProcessor
-    return ConfigProcessor(backend, settings, blueprints=packaged_blueprints)
+    return ConfigProcessor(backend, settings, blueprints=packaged_blueprints, tools=packaged_tools)

@@ -78,18 +78,16 @@ def entity_triples(uri: str, kind: IriTerm, label: str, parent: str | None) -> l
     return out
 
 
+def known_values(uri: str, values: dict[IriTerm, object]) -> list[Triple]:
+    """A literal triple per value that is known: None and "" are left out, never written as empty or zero."""
+    return [retrieval_triple(uri, p, literal(v)) for p, v in values.items() if v is not None and v != ""]
+
+
 def usage_triples(uri: str, usage: Usage | None) -> list[Triple]:
     """Token counts and model of a step's LLM calls; unknown counts are left out, not written as zero."""
     if usage is None:
         return []
-    out = []
-    if usage.in_token is not None:
-        out.append(retrieval_triple(uri, TG.inToken, literal(usage.in_token)))
-    if usage.out_token is not None:
-        out.append(retrieval_triple(uri, TG.outToken, literal(usage.out_token)))
-    if usage.model:
-        out.append(retrieval_triple(uri, TG.llmModel, literal(usage.model)))
-    return out
+    return known_values(uri, {TG.inToken: usage.in_token, TG.outToken: usage.out_token, TG.llmModel: usage.model})
 
 
 def question_triples(question: str, query: str, started: str, parent: str | None = None) -> list[Triple]:

@@ -1,7 +1,8 @@
 """The config service: answers `config` and `flow` requests and broadcasts every change.
 
-Everything lives in one SQLite file under the data directory, so blueprints and running
+Everything lives in one SQLite file under the data directory, so blueprints, tools and running
 flows survive a restart; each change is pushed whole (with its version) to every processor.
+Packaged blueprints and agent tools fill in whatever names are missing at start.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from tracegraph.base.flow import Flow, TopicMap
 from tracegraph.base.processor import Processor
 from tracegraph.base.settings import RuntimeSettings
 from tracegraph.base.specs import Producer, Service
+from tracegraph.flow.agent.tool_config import CONFIG_TYPE as TOOL, parse_tool
 from tracegraph.flow.config.blueprints import flow_parameters, parse_blueprint, resolve
 from tracegraph.flow.config.store import ConfigStore
 from tracegraph.schemas.config import (
@@ -29,9 +31,18 @@ BLUEPRINT = "flow-blueprint"
 FLOW = "flow"
 ACTIVE = "active-flow"
 
+Seeds = Callable[[], Mapping[str, str]]  # key -> value text, read from packaged files
+
+# Values of these types are checked before they are stored; the error says what is wrong.
+VALUE_CHECKS: dict[str, Callable[[str, str], object]] = {
+    BLUEPRINT: lambda _name, text: parse_blueprint(text),
+    TOOL: parse_tool,
+}
+
 
 class ConfigProcessor(Processor):
-    """Holds blueprints (`flow-blueprint`), flows (`flow`) and per-processor bindings (`active-flow`)."""
+    """Holds blueprints (`flow-blueprint`), flows (`flow`), per-processor bindings (`active-flow`), agent
+    tools (`tool`) and any other config a processor reads."""
 
     name = "config"
     config = Service("config", ConfigRequest, ConfigResponse, prefetch=8)
@@ -39,10 +50,11 @@ class ConfigProcessor(Processor):
     push = Producer("push", ConfigPush)
 
     def __init__(self, backend: Backend, settings: RuntimeSettings | None = None,
-                 blueprints: Callable[[], Mapping[str, str]] | None = None) -> None:
+                 blueprints: Seeds | None = None, tools: Seeds | None = None) -> None:
         super().__init__(backend, settings)
         self.store = ConfigStore(self.settings.data_dir / "config.sqlite")
-        self.seed_blueprints = blueprints  # read at start, off the event loop: they may be files
+        # Read at start, off the event loop: they may be files.
+        self.seeds = {type_: seeds for type_, seeds in ((BLUEPRINT, blueprints), (TOOL, tools)) if seeds}
         self._flows_lock = asyncio.Lock()
 
     def fixed_topics(self) -> TopicMap:
@@ -55,11 +67,13 @@ class ConfigProcessor(Processor):
     async def start(self) -> None:
         await self.store.open()
         self._stack.push_async_callback(self.store.close)
-        existing = await self.store.items(BLUEPRINT)
-        seeds = await asyncio.to_thread(self.seed_blueprints) if self.seed_blueprints else {}
-        missing = [(BLUEPRINT, name, text) for name, text in seeds.items() if name not in existing]
-        for _, name, text in missing:
-            parse_blueprint(text)  # a broken packaged blueprint should stop start-up, loudly
+        missing = []
+        for type_, seeds in self.seeds.items():
+            existing = await self.store.items(type_)
+            for name, text in (await asyncio.to_thread(seeds)).items():
+                if name not in existing:
+                    VALUE_CHECKS[type_](name, text)  # a broken packaged seed should stop start-up, loudly
+                    missing.append((type_, name, text))
         if missing:
             await self.store.write(put=missing)
         await super().start()
@@ -94,6 +108,9 @@ class ConfigProcessor(Processor):
             reserved = {v.type for v in req.values} | {k.type for k in req.keys}
             if reserved & {BLUEPRINT, FLOW, ACTIVE}:
                 raise ConfigError("flow blueprints and flows are changed through the flow service")
+            for v in req.values:
+                if v.type in VALUE_CHECKS:
+                    VALUE_CHECKS[v.type](v.key, v.value)
             await store.write(put=[(v.type, v.key, v.value) for v in req.values],
                               delete=[(k.type, k.key) for k in req.keys])
             yield ConfigResponse(version=await self.broadcast())

@@ -14,7 +14,7 @@ from tracegraph.base.provenance.query import SelectedEdge, Usage
 from tracegraph.base.provenance.vocab import DC, PROV, RDFS, READABLE_PREDICATES, TG
 from tracegraph.base.stores.protocol import SOURCE_GRAPH
 from tracegraph.flow.graph_rag.focus import (
-    FOCUS_SYSTEM, Edge, Scored, focus_prompt, offline_selection, parse_selection, score_edges,
+    FOCUS_SYSTEM, Edge, focus_prompt, offline_selection, parse_selection, score_edges,
 )
 from tracegraph.flow.kg_extract import offline
 from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Term, Triple, TripleTerm, iri

@@ -10,20 +10,16 @@ from dataclasses import replace
 from tracegraph.base.errors import LlmUnavailable, RemoteError, TraceGraphError
 from tracegraph.base.flow import Flow
 from tracegraph.base.llm.completion import Completion
-from tracegraph.base.processor import FlowProcessor
 from tracegraph.base.provenance.vocab import RDFS
-from tracegraph.base.specs import Client, Producer, Service
-from tracegraph.base.stores.protocol import RETRIEVAL_GRAPH
-from tracegraph.flow.graph_rag.pipeline import Chunk, Explain, Finished, GraphRagPipeline, Limits
-from tracegraph.schemas.embeddings import EmbeddingsRequest, EmbeddingsResponse, VectorQueryRequest, VectorQueryResponse
-from tracegraph.schemas.ingest import Metadata, Triples
-from tracegraph.schemas.library import DocumentMetadata, LibrarianRequest, LibrarianResponse
-from tracegraph.schemas.llm import TextCompletionRequest, TextCompletionResponse
+from tracegraph.base.specs import Client, Service
+from tracegraph.flow.answering import RagProcessor
+from tracegraph.flow.graph_rag.pipeline import GraphRagPipeline, Limits
+from tracegraph.schemas.embeddings import EmbeddingsRequest, VectorQueryRequest, VectorQueryResponse
+from tracegraph.schemas.library import DocumentMetadata, LibrarianRequest
+from tracegraph.schemas.llm import TextCompletionRequest
 from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Term, Triple
-from tracegraph.schemas.retrieval import GraphRagRequest, GraphRagResponse, Source
-from tracegraph.schemas.triples import (
-    SparqlQueryRequest, SparqlQueryResponse, TriplesQueryRequest, TriplesQueryResponse,
-)
+from tracegraph.schemas.retrieval import GraphRagRequest, GraphRagResponse
+from tracegraph.schemas.triples import SparqlQueryRequest, TriplesQueryRequest
 
 
 class BusTools:
@@ -104,16 +100,10 @@ class BusTools:
             return False  # the trace then has no tg:document, as upstream does
 
 
-class GraphRagProcessor(FlowProcessor):
+class GraphRagProcessor(RagProcessor):
     name = "graph-rag"
     request = Service("request", GraphRagRequest, GraphRagResponse, prefetch=8)
-    explainability = Producer("explainability", Triples)
-    triples = Client("triples", TriplesQueryRequest, TriplesQueryResponse)
-    sparql = Client("sparql", SparqlQueryRequest, SparqlQueryResponse)
     graph_embeddings = Client("graph-embeddings", VectorQueryRequest, VectorQueryResponse)
-    embeddings = Client("embeddings", EmbeddingsRequest, EmbeddingsResponse)
-    completion = Client("text-completion", TextCompletionRequest, TextCompletionResponse)
-    librarian = Client("librarian", LibrarianRequest, LibrarianResponse)
 
     limits = Limits()
 
@@ -124,19 +114,6 @@ class GraphRagProcessor(FlowProcessor):
             "max_subgraph_size": req.max_subgraph_size, "max_path_length": req.max_path_length,
             "edge_limit": req.edge_limit}.items() if v is not None}
         pipeline = GraphRagPipeline(BusTools(self, flow, req), replace(self.limits, **overrides))
-        meta = Metadata(id="", root="", user=req.user, collection=req.collection)
-        async for step in pipeline.run(req.query, streaming=req.streaming, parent_uri=req.parent_uri):
-            if isinstance(step, Explain):
-                if not req.explain:
-                    continue
-                await flow[self.explainability].send(Triples(metadata=meta.model_copy(update={"id": step.uri}),
-                                                             triples=step.triples))
-                yield GraphRagResponse(message_type="explain", explain_id=step.uri, explain_graph=RETRIEVAL_GRAPH,
-                                       explain_triples=step.triples)
-            elif isinstance(step, Chunk):
-                yield GraphRagResponse(response=step.text, end_of_stream=step.end_of_stream)
-            elif isinstance(step, Finished):
-                yield GraphRagResponse(
-                    response="" if req.streaming else step.answer, end_of_stream=not req.streaming,
-                    in_token=step.usage.in_token, out_token=step.usage.out_token, model=step.usage.model,
-                    sources=[Source(uri=u, title=t) for u, t in step.sources] or None)
+        steps = pipeline.run(req.query, streaming=req.streaming, parent_uri=req.parent_uri)
+        async for response in self.rag_responses(flow, req, steps, GraphRagResponse):
+            yield response

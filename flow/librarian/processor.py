@@ -22,7 +22,7 @@ from tracegraph.flow.librarian.library import Library
 from tracegraph.schemas.embeddings import VectorRemovalRequest, VectorRemovalResponse
 from tracegraph.schemas.ingest import DocumentLoad, Metadata, Triples
 from tracegraph.schemas.library import (
-    DocumentMetadata, LibrarianRequest, LibrarianResponse, ProcessingMetadata, RemovalCounts,
+    DocumentMetadata, LibrarianRequest, LibrarianResponse, RemovalCounts,
 )
 from tracegraph.schemas.triples import DocumentRemovalRequest, DocumentRemovalResponse
 

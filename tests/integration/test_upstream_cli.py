@@ -6,34 +6,17 @@ Set TG_UPSTREAM_CLI to that venv's bin/ (`.ci/run` builds it); without it the te
 
 from __future__ import annotations
 
-import asyncio
 import json
-import os
 import re
-from pathlib import Path
 
 import pytest
 
 from support.ingest import CORPUS, ingest_stack, load_and_wait
+from support.upstream import needs_upstream, upstream
 
-# Read at import: the autouse `clean_environ` fixture removes every TG_* variable before a test runs.
-UPSTREAM = os.environ.get("TG_UPSTREAM_CLI")
-
-pytestmark = [pytest.mark.timeout(300),
-              pytest.mark.skipif(not UPSTREAM, reason="TG_UPSTREAM_CLI is not set (a venv with trustgraph-cli)")]
+pytestmark = [pytest.mark.timeout(300), needs_upstream]
 
 QUESTION = "What does Helios Grid depend on?"
-
-
-async def upstream(command: str, *args: str) -> tuple[int, str, str]:
-    """Run one upstream command to completion: (exit status, stdout, stderr)."""
-    binary = Path(UPSTREAM) / command
-    assert binary.exists(), f"{binary} is missing: TG_UPSTREAM_CLI must be a venv bin/ with trustgraph-cli"
-    process = await asyncio.create_subprocess_exec(str(binary), *args, stdout=asyncio.subprocess.PIPE,
-                                                   stderr=asyncio.subprocess.PIPE,
-                                                   env={"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/")})
-    out, err = await asyncio.wait_for(process.communicate(), 120)
-    return process.returncode, out.decode(), err.decode()
 
 
 async def test_graph_rag_explained_listed_and_shown_by_upstream_cli(tmp_path):

@@ -97,3 +97,23 @@ async def test_viewer_takes_its_token_from_the_url_and_reports_a_wrong_one(tmp_p
             assert await page.get_attribute("body", "data-state") == "done", await page.text_content("#status")
             assert await page.locator("#graph .node").count() >= 1
             assert page.script_errors == []
+
+
+async def test_viewer_draws_an_agent_session_with_its_graph_rag_run(tmp_path):
+    skip_unless_browser()
+    async with ingest_stack(tmp_path) as (api, stack):
+        await load_and_wait(api, CORPUS / "helios-grid.md")
+        async with browser_page() as page:
+            await page.goto(f"http://127.0.0.1:{stack['gateway'].port}/viewer/")
+            await page.select_option("#service", "agent")
+            await page.fill("#question", "What does Helios Grid depend on?")
+            await page.click("#ask")
+            await page.wait_for_selector("body[data-state=done], body[data-state=error]", timeout=120_000)
+            assert await page.get_attribute("body", "data-state") == "done", await page.text_content("#status")
+            kinds = await page.eval_on_selector_all("#graph .node", "ns => ns.map(n => n.dataset.type)")
+            # The agent's Question, then the GraphRAG run its knowledge-query made, then its own steps.
+            assert kinds[0] == "Question" and kinds[-1] == "Conclusion" and "Analysis" in kinds
+            assert kinds.count("Question") == 2 and "Focus" in kinds
+            assert "Helios Grid depends on Corvid Analytics" in await page.text_content("#answer")
+            assert not page.script_errors, page.script_errors
+            await page.screenshot(path=str(SCREENSHOT.with_name("viewer-agent.png")), full_page=True)

@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -26,8 +27,13 @@ def tg(command: str, *args: str, env: dict | None = None, timeout: float = 60) -
 
 
 def spawn(command: str, *args: str, env: dict | None = None) -> subprocess.Popen:
-    return subprocess.Popen([str(BIN / command), *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    """Start a long-running command; what it prints goes to a file (a pipe nobody reads would fill and
+    block it), read back by `stop()`."""
+    log = tempfile.TemporaryFile("w+")
+    proc = subprocess.Popen([str(BIN / command), *args], stdout=log, stderr=subprocess.STDOUT,
                             text=True, env={**os.environ, **(env or {})})
+    proc.log = log  # type: ignore[attr-defined]
+    return proc
 
 
 def wait_until(check, timeout: float = 30, what: str = "condition") -> None:
@@ -47,7 +53,10 @@ def stop(proc: subprocess.Popen) -> str:
             proc.wait(15)
         except subprocess.TimeoutExpired:
             proc.kill()
-    return proc.stdout.read() if proc.stdout else ""
+    proc.log.seek(0)  # type: ignore[attr-defined]
+    printed = proc.log.read()  # type: ignore[attr-defined]
+    proc.log.close()  # type: ignore[attr-defined]
+    return printed
 
 
 @contextlib.contextmanager
@@ -63,3 +72,13 @@ def launched(data_dir: Path, *extra: str, env: dict | None = None, token: str | 
     finally:
         log = stop(launcher)
         assert "Traceback" not in log, log
+
+
+async def tg_async(command: str, *args: str, env: dict | None = None, timeout: float = 120) -> tuple[int, str, str]:
+    """A tg-* command run without blocking the event loop (for tests whose stack runs in this process)."""
+    import asyncio
+    process = await asyncio.create_subprocess_exec(str(BIN / command), *args, stdout=asyncio.subprocess.PIPE,
+                                                   stderr=asyncio.subprocess.PIPE,
+                                                   env={**os.environ, **(env or {})})
+    out, err = await asyncio.wait_for(process.communicate(), timeout)
+    return process.returncode, out.decode(), err.decode()

@@ -16,7 +16,7 @@ from tracegraph.base.stores.oxigraph import OxigraphTripleStore
 from tracegraph.flow.document_rag import excerpts
 from tracegraph.flow.document_rag.pipeline import NOTHING_FOUND, DocumentRagPipeline, Limits, select_chunks
 from tracegraph.flow.document_rag.tools import RetrievedChunk
-from tracegraph.flow.graph_rag.pipeline import Chunk, Explain, Finished
+from tracegraph.flow.graph_rag.pipeline import Chunk, Explain
 
 from support.graph_rag import REF, StoreTools, cosine
 

@@ -1,0 +1,89 @@
+"""The agent's explanations (the agent-explainability spec): Question → Analysis per think/act/observe
+cycle → Conclusion, each `prov:wasDerivedFrom` the one before, all in `urn:graph:retrieval`.
+
+Beyond the spec, an Analysis whose tool wrote its own trace (GraphRAG, Document RAG) points at that
+trace's Question with `tg:subTrace`; the sub-Question already derives from the Analysis. URIs are
+upstream's (`urn:trustgraph:agent:{sid}`, `…/i{n}`, `…/final`): its client tells traces apart by them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tracegraph.base.provenance.query import Usage, entity_triples, known_values, retrieval_triple, usage_triples
+from tracegraph.base.provenance.vocab import PROV, RDF, RDFS, TG
+from tracegraph.schemas.rdf import Triple, iri, literal
+
+
+def question_uri(sid: str) -> str:
+    return f"urn:trustgraph:agent:{sid}"
+
+
+def iteration_uri(sid: str, step: int) -> str:
+    """The Analysis of step `step` (1-based)."""
+    return f"urn:trustgraph:agent:{sid}/i{step}"
+
+
+def conclusion_uri(sid: str) -> str:
+    return f"urn:trustgraph:agent:{sid}/final"
+
+
+def answer_document_uri(sid: str) -> str:
+    """Where the librarian keeps the answer text."""
+    return f"urn:trustgraph:agent:{sid}/answer"
+
+
+@dataclass(frozen=True, slots=True)
+class Analysis:
+    """What one think / act / observe cycle did. `action` is None when the model's reply named none;
+    `error` is set when the step failed (unknown tool, unreadable reply, a tool that raised)."""
+
+    step: int
+    thought: str
+    action: str | None
+    arguments: str | None  # JSON object text
+    observation: str
+    error: str | None = None
+    sub_trace: str | None = None
+    usage: Usage | None = None
+    llm_ms: int | None = None
+    tool_ms: int | None = None
+    note: str | None = None  # how the step was decided, when not by the LLM
+
+
+def question_triples(question: str, query: str, started: str, parent: str | None = None) -> list[Triple]:
+    out = [retrieval_triple(question, RDF.type, PROV.Activity), retrieval_triple(question, RDF.type, TG.Question),
+           retrieval_triple(question, RDF.type, TG.AgentQuestion),
+           retrieval_triple(question, RDFS.label, literal("Agent Question")),
+           retrieval_triple(question, PROV.startedAtTime, literal(started)), retrieval_triple(question, TG.query, literal(query))]
+    if parent:
+        out.append(retrieval_triple(question, PROV.wasDerivedFrom, iri(parent)))
+    return out
+
+
+def analysis_triples(uri: str, parent: str, step: Analysis) -> list[Triple]:
+    """An Analysis (+ tg:ToolUse when a tool was named, + tg:Error when the step failed)."""
+    out = entity_triples(uri, TG.Analysis, f"Analysis: {step.action or 'no valid action'}", parent)
+    out += [retrieval_triple(uri, TG.stepNumber, literal(step.step)), retrieval_triple(uri, TG.thought, literal(step.thought))]
+    if step.action:
+        out += [retrieval_triple(uri, RDF.type, TG.ToolUse), retrieval_triple(uri, TG.action, literal(step.action))]
+    if step.arguments is not None:
+        out.append(retrieval_triple(uri, TG.arguments, literal(step.arguments)))
+    out.append(retrieval_triple(uri, TG.observation, literal(step.observation)))
+    if step.error:
+        out += [retrieval_triple(uri, RDF.type, TG.Error), retrieval_triple(uri, TG.toolError, literal(step.error))]
+    if step.sub_trace:
+        out.append(retrieval_triple(uri, TG.subTrace, iri(step.sub_trace)))
+    out += known_values(uri, {TG.llmDurationMs: step.llm_ms, TG.toolDurationMs: step.tool_ms, RDFS.comment: step.note})
+    return out + usage_triples(uri, step.usage)
+
+
+def conclusion_triples(uri: str, parent: str, answer: str, document: str | None, reason: str,
+                       usage: Usage | None = None, notes: tuple[str, ...] = ()) -> list[Triple]:
+    """The Conclusion (+ tg:Answer): the answer text, where it is stored, and why the loop ended."""
+    out = [*entity_triples(uri, TG.Conclusion, "Conclusion", parent), retrieval_triple(uri, RDF.type, TG.Answer),
+           retrieval_triple(uri, TG.answer, literal(answer)), retrieval_triple(uri, TG.terminationReason, literal(reason)),
+           *[retrieval_triple(uri, RDFS.comment, literal(note)) for note in notes if note], *usage_triples(uri, usage)]
+    if document:
+        out.append(retrieval_triple(uri, TG.document, iri(document)))
+    return out

@@ -1,0 +1,259 @@
+"""The ReAct agent on the real stack: every processor, the gateway over HTTP, and the real `openai`
+client talking to a scripted OpenAI-compatible server. Replies are chosen by the system prompt, so the
+agent's own calls and those of the GraphRAG it asks may interleave in any order."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import uuid
+from collections import deque
+
+import pytest
+
+from tracegraph.base.bus.rabbitmq import RabbitMQBackend
+from tracegraph.base.errors import RemoteError
+from tracegraph.flow.agent.react import OFFLINE_NOTE
+from tracegraph.flow.graph_rag.focus import FOCUS_SYSTEM, edge_id
+
+from support.ingest import CORPUS, ingest_stack, load_and_wait
+from support.openai_stub import Fail, OpenAIStub, Reply
+from support.procs import launched, tg
+from support.upstream import needs_upstream, upstream
+
+pytestmark = pytest.mark.timeout(300)
+
+QUESTION = "What does Helios Grid depend on?"
+GRAPH_ANSWER = "Helios Grid depends on Corvid Analytics."
+TG_NS = "https://trustgraph.ai/ns/"
+
+SUBTRACE_TO_SOURCE = """
+PREFIX tg: <https://trustgraph.ai/ns/>
+PREFIX prov: <http://www.w3.org/ns/prov#>
+PREFIX dc: <http://purl.org/dc/elements/1.1/>
+SELECT DISTINCT ?action ?title WHERE {
+  GRAPH <urn:graph:retrieval> {
+    <%s> prov:wasDerivedFrom+ ?analysis .
+    ?analysis a tg:Analysis ; tg:action ?action ; tg:subTrace ?question .
+    ?focus prov:wasDerivedFrom+ ?question ; tg:selectedEdge/tg:edge ?edge .
+  }
+  GRAPH <urn:graph:source> { ?subgraph tg:contains ?edge ; prov:wasDerivedFrom/prov:wasDerivedFrom+ ?document }
+  ?document a tg:Document ; dc:title ?title .
+}"""
+
+
+def ask(tool: str, **arguments: str) -> str:
+    return f"Thought: I should use {tool}.\nAction: {tool}\nAction Input: {json.dumps(arguments)}"
+
+
+class ScriptedLlm:
+    """Answers each chat request by its system prompt: the agent's from `agent`, in order; GraphRAG's
+    grounding, focus and synthesis with fixed replies that pick the Helios → Corvid edge."""
+
+    def __init__(self, *agent: str) -> None:
+        self.agent = deque(agent)
+
+    def __call__(self, body: dict) -> Reply | str:
+        system = body["messages"][0]["content"] if body["messages"][0]["role"] == "system" else ""
+        if system.startswith("You answer the user's question step by step"):
+            return Reply(self.agent.popleft(), usage={"prompt_tokens": 50, "completion_tokens": 20, "total_tokens": 70})
+        if system.startswith("List the key concepts"):
+            return "Helios Grid"
+        if system == FOCUS_SYSTEM:
+            wanted = edge_id("Helios Grid", "depends on", "Corvid Analytics")
+            return json.dumps({"id": wanted, "reasoning": "It answers the question directly."})
+        return Reply(GRAPH_ANSWER, chunks=["Helios Grid ", "depends on ", "Corvid Analytics."])
+
+    def script(self, stub: OpenAIStub) -> "ScriptedLlm":
+        stub.script(*[self] * 50)
+        return self
+
+
+def shape(message: dict) -> str:
+    """`explain agent:final`, `explain grounding`, `thought`, …: what a message is, without ids."""
+    kind = message["message_type"]
+    if kind != "explain":
+        return kind + (" (end)" if message.get("end_of_dialog") else "")
+    uri = message["explain_id"]
+    if uri.startswith("urn:trustgraph:agent:"):
+        return "explain agent" + (":" + uri.rsplit("/", 1)[1] if "/" in uri else "")
+    return "explain " + uri.split(":")[-2]
+
+
+def objects(message: dict, predicate: str) -> list[str]:
+    return [t["o"].get("v") or t["o"].get("i") for t in message["explain_triples"]
+            if t["s"].get("i") == message["explain_id"] and t["p"]["i"] == predicate]
+
+
+def explain_of(messages: list[dict], suffix: str) -> dict:
+    return next(m for m in messages if m["message_type"] == "explain" and m["explain_id"].endswith(suffix)
+                and m["explain_id"].startswith("urn:trustgraph:agent:"))
+
+
+async def stored(api, uri: str) -> list[dict]:
+    for _ in range(50):  # the explainability writer stores events shortly after they are sent
+        found = (await api.flow_service("default", "triples", {"s": {"t": "i", "i": uri}, "g": "urn:graph:retrieval",
+                                                                "limit": 1000}))["response"]
+        if found:
+            return found
+        await asyncio.sleep(0.1)
+    return []
+
+
+async def ask_agent(api, **request) -> list[dict]:
+    return [m async for m in api.stream("default", "agent", {"question": QUESTION, "streaming": True, **request})]
+
+
+@pytest.mark.parametrize("bus", ["inproc", pytest.param("rabbitmq", marks=pytest.mark.rabbitmq)])
+async def test_two_iterations_relay_the_graph_rag_trace_and_one_query_walks_to_the_source(tmp_path, bus, request):
+    backend = await RabbitMQBackend(request.getfixturevalue("rabbitmq_url")).connect() if bus == "rabbitmq" else None
+    sid = f"two-steps-{uuid.uuid4().hex[:8]}"
+    async with OpenAIStub() as stub:
+        async with ingest_stack(tmp_path, backend=backend, llm_url=stub.base_url, llm_model="stub-llm",
+                                extractor="offline") as (api, _):
+            await load_and_wait(api, CORPUS / "helios-grid.md")
+            ScriptedLlm(ask("knowledge-query", question=QUESTION),
+                        "Thought: The knowledge graph answered it.\nFinal Answer: Helios Grid depends on Corvid Analytics."
+                        ).script(stub)
+            messages = await ask_agent(api, session_id=sid)
+
+            assert [shape(m) for m in messages] == [
+                "explain agent", "thought", "action",
+                "explain question", "explain grounding", "explain exploration", "explain focus", "explain synthesis",
+                "observation", "explain agent:i1", "thought", "answer", "explain agent:final", "answer (end)"]
+            assert messages[2]["content"] == f'knowledge-query {{"question": "{QUESTION}"}}'
+            assert messages[8]["content"] == GRAPH_ANSWER and messages[11]["content"] == GRAPH_ANSWER
+            final = messages[-1]
+            assert final["end_of_dialog"] and final["model"] == "stub-llm"
+            assert final["in_token"] >= 100 and final["out_token"] >= 40  # the agent's two calls and GraphRAG's
+
+            session = f"urn:trustgraph:agent:{sid}"
+            i1 = f"{session}/i1"
+            sub_question = messages[3]["explain_id"]
+            assert objects(messages[3], "http://www.w3.org/ns/prov#wasDerivedFrom") == [i1]
+            analysis = explain_of(messages, "/i1")
+            assert objects(analysis, TG_NS + "subTrace") == [sub_question]
+            assert objects(analysis, TG_NS + "observation") == [GRAPH_ANSWER]
+            conclusion = explain_of(messages, "/final")
+            assert objects(conclusion, TG_NS + "terminationReason") == ["final-answer"]
+            document = objects(conclusion, TG_NS + "document")[0]
+            assert document == f"{session}/answer"
+
+            inline = {json.dumps(t, sort_keys=True) for m in messages if m["message_type"] == "explain"
+                      and m["explain_id"].startswith("urn:trustgraph:agent:") for t in m["explain_triples"]}
+            kept = {json.dumps(t, sort_keys=True) for uri in (session, i1, f"{session}/final")
+                    for t in await stored(api, uri)}
+            assert inline <= kept
+            assert await stored(api, sub_question), "GraphRAG stored its own trace"
+
+            result = await api.flow_service("default", "sparql",
+                                            {"query": SUBTRACE_TO_SOURCE % f"{session}/final"})
+            assert [(b["action"]["v"], b["title"]["v"]) for b in result["bindings"]] == [("knowledge-query", "helios-grid")]
+
+            saved = await api.request("librarian", {"operation": "get-document-content", "document-id": document})
+            assert saved["document-metadata"]["document-type"] == "answer"
+
+
+async def test_failures_become_observations_and_the_bound_ends_the_loop(tmp_path):
+    async with OpenAIStub() as stub:
+        async with ingest_stack(tmp_path, llm_url=stub.base_url, extractor="offline") as (api, _):
+            ScriptedLlm(ask("knowledge-query", question="   "), ask("calculator", expression="1/0"),
+                        "Thought: Neither worked.\nFinal Answer: I cannot tell.",
+                        ask("web-search", query="Helios"), ask("calculator", expression="6*7"),
+                        "Thought: done\nFinal Answer: 42",
+                        ask("calculator", expression="1+1"), ask("calculator", expression="2+2")).script(stub)
+
+            raising = await ask_agent(api)
+            observations = [m["content"] for m in raising if m["message_type"] == "observation"]
+            assert observations == ["Error: knowledge-query failed: graph-rag-error: empty question",
+                                    "Error: calculator failed: division by zero"]
+            for step in ("/i1", "/i2"):
+                analysis = explain_of(raising, step)
+                assert TG_NS + "Error" in objects(analysis, "http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+                assert objects(analysis, TG_NS + "toolError")
+            assert [m["content"] for m in raising if m["message_type"] == "answer"] == ["I cannot tell.", ""]
+
+            unknown = await ask_agent(api)
+            observations = [m["content"] for m in unknown if m["message_type"] == "observation"]
+            assert observations[0].startswith("Error: unknown tool 'web-search'; the tools are: calculator, ")
+            assert observations[1] == "42"
+            assert objects(explain_of(unknown, "/i2"), "http://www.w3.org/ns/prov#wasDerivedFrom")[0].endswith("/i1")
+
+            bounded = await ask_agent(api, **{"max-iterations": 2})
+            assert [shape(m) for m in bounded if m["message_type"] == "explain"] == [
+                "explain agent", "explain agent:i1", "explain agent:i2", "explain agent:final"]
+            conclusion = explain_of(bounded, "/final")
+            assert objects(conclusion, TG_NS + "answer") == ["Stopped after 2 iterations without a final answer."]
+            assert objects(conclusion, TG_NS + "terminationReason") == ["max-iterations"]
+
+            stub.fail("/v1/chat/completions", *[Fail(503)] * 3)  # the openai client's three attempts
+            failed: list[dict] = []
+            with pytest.raises(RemoteError, match="agent-error: .*llm-error"):
+                async for message in api.stream("default", "agent", {"question": QUESTION}):
+                    failed.append(message)
+            closing = failed[-1]
+            assert closing["explain_id"].startswith("urn:trustgraph:agent:") and "/" not in closing["explain_id"]
+            assert any(t["o"].get("v", "").startswith("failed: ") for t in closing["explain_triples"])
+
+
+async def test_offline_strategy_and_explain_off(tmp_path):
+    async with ingest_stack(tmp_path) as (api, _):
+        await load_and_wait(api, CORPUS / "helios-grid.md")
+        messages = await ask_agent(api, session_id="offline")
+        thoughts = [m["content"] for m in messages if m["message_type"] == "thought"]
+        assert thoughts[0].startswith(f"{OFFLINE_NOTE}: there is no model to plan with, so asking the knowledge graph")
+        answer = next(m["content"] for m in messages if m["message_type"] == "answer")
+        assert answer.startswith("Offline answer (no LLM configured)") and "Corvid Analytics" in answer
+        analysis = explain_of(messages, "/i1")
+        assert objects(analysis, "http://www.w3.org/2000/01/rdf-schema#comment") == [OFFLINE_NOTE]
+        assert objects(analysis, TG_NS + "subTrace")[0].startswith("urn:trustgraph:question:")
+
+        quiet = await ask_agent(api, session_id="quiet", explain=False)
+        assert [m["message_type"] for m in quiet] == ["thought", "action", "observation", "answer", "answer"]
+        await asyncio.sleep(0.5)
+        assert not (await api.flow_service("default", "triples", {"s": {"t": "i", "i": "urn:trustgraph:agent:quiet"},
+                                                                  "g": "urn:graph:retrieval"}))["response"]
+
+
+def test_invoke_agent_explained_and_verbose_against_tg_launch(tmp_path):
+    with launched(tmp_path / "data") as url:
+        loaded = tg("tg-load-text", "-u", url, str(CORPUS / "helios-grid.md"), "--wait", timeout=120)
+        assert loaded.returncode == 0, loaded.stderr
+        result = tg("tg-invoke-agent", "-u", url, "-q", QUESTION, "-x", "-v", timeout=120)
+        assert result.returncode == 0, result.stderr
+        out = result.stdout
+        assert f"Thought: {OFFLINE_NOTE}: there is no model to plan with" in out
+        assert f'Action: knowledge-query {{"question": "{QUESTION}"}}' in out
+        assert re.search(r"^Observation: Offline answer \(no LLM configured\).*^- Helios Grid depends on Corvid Analytics",
+                         out, re.M | re.S)
+        explained = re.findall(r"^\[[\w -]+\] (urn:trustgraph:\S+)", out, re.M)
+        assert explained[0].startswith("urn:trustgraph:agent:") and explained[-1].endswith("/final")
+        assert any(uri.startswith("urn:trustgraph:prov:focus:") for uri in explained), "the sub-trace is relayed"
+        # The answer, on stdout after the last Analysis, then its Conclusion step.
+        assert re.search(r"\n\nOffline answer \(no LLM configured\)[^\[]*\n\[conclusion\] .*Ended: final-answer", out, re.S)
+
+        refused = tg("tg-invoke-agent", "-u", url, "-q", QUESTION, "--max-iterations", "0")
+        assert refused.returncode == 1 and "max-iterations" in refused.stderr
+
+
+@needs_upstream
+async def test_upstream_cli_invokes_the_agent_and_shows_its_trace(tmp_path):
+    async with OpenAIStub() as stub:
+        async with ingest_stack(tmp_path, llm_url=stub.base_url, extractor="offline") as (api, stack):
+            url = f"http://127.0.0.1:{stack['gateway'].port}/"
+            await load_and_wait(api, CORPUS / "helios-grid.md")
+            ScriptedLlm(ask("knowledge-query", question=QUESTION),
+                        f"Thought: The graph answered.\nFinal Answer: {GRAPH_ANSWER}").script(stub)
+
+            status, out, err = await upstream("tg-invoke-agent", "-u", url, "-q", QUESTION, "-x", "-v")
+            assert status == 0 and "Exception" not in out, (out, err)
+            assert GRAPH_ANSWER in out
+            assert "[analysis: knowledge-query]" in err and "[conclusion]" in err, err
+            session = re.search(r"urn:trustgraph:agent:[0-9a-f-]+", err).group(0)
+
+            status, out, err = await upstream("tg-show-explain-trace", "-u", url, session)
+            assert status == 0, err
+            assert f"=== Agent Session: {session} ===" in out and f"Question: {QUESTION}" in out
+            assert "Action: knowledge-query" in out and "--- Conclusion ---" in out
+            assert GRAPH_ANSWER in out.split("--- Conclusion ---")[1]  # the answer, read back from the librarian
