@@ -5,7 +5,8 @@ memory per open socket. Prints figures; never asserts on timing.
 How it runs
   * The whole stack is `tg-launch` in a child process (inproc bus, stores in a temporary directory,
     offline extraction, the bundled embedding model), with TG_LLM_URL pointing at the instant model
-    server of bench/graph_rag.py (another child process), so every query makes its three LLM calls.
+    server of bench/graph_rag.py (another child process), so every query makes its LLM calls: three
+    for GraphRAG, one for Document RAG, and for the agent two of its own around one GraphRAG run.
   * The bundled corpus is loaded through the gateway and extraction waited for.
   * For each client count, that many SocketClients connect (each on its own WebSocket, authenticated),
     then each asks `--per-client` questions one after another (streaming, explain on); latency is
@@ -35,7 +36,7 @@ from tracegraph.cli.socket_client import SocketClient
 CORPUS = Path(__file__).resolve().parents[1] / "launch" / "corpus"
 QUESTIONS = ["What does Helios Grid depend on?", "Who runs Helios Grid?", "What does Corvid Analytics do?",
              "Which systems does Orbis Systems build?", "What supplies water to Sable Water Authority?"]
-LLM_CALLS_PER_QUERY = 3
+
 
 
 def rss_kib(pid: int) -> int:
@@ -76,8 +77,20 @@ def graph_rag(question: str) -> tuple[str, dict]:
     return "graph-rag", {"query": question, "streaming": True}
 
 
+def document_rag(question: str) -> tuple[str, dict]:
+    return "document-rag", {"query": question, "streaming": True}
+
+
+def agent(question: str) -> tuple[str, dict]:
+    return "agent", {"question": question, "streaming": True}
+
+
 def ping(question: str) -> tuple[str, dict]:
     return "ping", {"text": question}
+
+
+# Service → (request maker, LLM calls per query with the stub's script: the agent asks the graph once).
+ANSWERING = {"graph-rag": (graph_rag, 3), "document-rag": (document_rag, 1), "agent": (agent, 2 + 3)}
 
 
 async def one_client(url: str, requests: list[tuple[str, dict]], latencies: list[float]) -> None:
@@ -100,7 +113,7 @@ async def round_of(url: str, clients: int, per_client: int, kind=graph_rag) -> t
 
 def report(label: str, clients: int, rate: float, latencies: list[float]) -> None:
     ms = [x * 1000 for x in latencies]
-    print(f"{label:>10} {clients:>8} {len(ms):>8} {rate:>8.1f} {statistics.median(ms):>8.1f} {pct(ms, 0.95):>8.1f} "
+    print(f"{label:>12} {clients:>8} {len(ms):>8} {rate:>8.1f} {statistics.median(ms):>8.1f} {pct(ms, 0.95):>8.1f} "
           f"{max(ms):>8.1f}")
 
 
@@ -128,14 +141,16 @@ async def run(args: argparse.Namespace) -> None:
             t = time.perf_counter()
             await load_corpus(Api(url))
             print(f"corpus loaded and extracted in {time.perf_counter() - t:.1f}s")
-            await stub.script(LLM_CALLS_PER_QUERY * 5)
+            await stub.script(ANSWERING["graph-rag"][1] * 5)
             await round_of(url, 1, 5)  # warm-up
-            print(f"\n{'service':>10} {'clients':>8} {'queries':>8} {'q/s':>8} {'p50 ms':>8} {'p95 ms':>8} "
+            print(f"\n{'service':>12} {'clients':>8} {'queries':>8} {'q/s':>8} {'p50 ms':>8} {'p95 ms':>8} "
                   f"{'max ms':>8}")
-            for clients in args.clients:
-                per_client = max(1, args.queries // clients)
-                await stub.script(LLM_CALLS_PER_QUERY * clients * per_client)
-                report("graph-rag", clients, *await round_of(url, clients, per_client))
+            for service in args.services:
+                kind, calls = ANSWERING[service]
+                for clients in args.clients:
+                    per_client = max(1, args.queries // clients)
+                    await stub.script(calls * clients * per_client)
+                    report(service, clients, *await round_of(url, clients, per_client, kind))
             for clients in args.clients:  # the gateway and bus alone: a trivial service behind the same socket path
                 report("ping", clients, *await round_of(url, clients, max(1, args.pings // clients), ping))
             per_socket = await memory_per_socket(url, proc.pid, args.idle_sockets)
@@ -153,6 +168,8 @@ def main() -> None:
     p.add_argument("--clients", type=lambda s: [int(x) for x in s.split(",")], default=[10, 100],
                    help="comma-separated client counts [10,100]")
     p.add_argument("--queries", type=int, default=200, help="queries per round, split over the clients [200]")
+    p.add_argument("--services", type=lambda s: s.split(","), default=["graph-rag", "document-rag", "agent"],
+                   help="answering services to measure [graph-rag,document-rag,agent]")
     p.add_argument("--pings", type=int, default=5000, help="ping requests per round, for the gateway's own "
                    "overhead [5000]")
     p.add_argument("--idle-sockets", type=int, default=500, help="sockets opened for the memory figure [500]")
