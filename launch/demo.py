@@ -1,7 +1,8 @@
 """`tg-demo`: the README's main job. Start the embedded stack, load the sample corpus through the
 gateway as a user would, wait for extraction, trace facts back to their source documents, and answer a
-question with GraphRAG, its explanation streamed step by step. No server, broker or API key needed;
-with TG_LLM_URL set, extraction and answering use the LLM."""
+question with GraphRAG (its explanation streamed step by step), Document RAG and the ReAct agent, then
+list the stored traces. No server, broker or API key needed; with TG_LLM_URL set, extraction and
+answering use the LLM."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from tracegraph.base.settings import RuntimeSettings, add_runtime_arguments, set
 from tracegraph.cli.api import Api
 from tracegraph.cli.explain_render import TraceRenderer
 from tracegraph.cli.library_upload import add_document, process, wait_for_extraction
+from tracegraph.cli.trace_store import list_traces
 from tracegraph.launch.process import configure_logging, run_main, serve
 from tracegraph.launch.registry import PROCESSORS
 from tracegraph.launch.stack import Stack, ensure_flow
@@ -46,12 +48,13 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tg-demo", description=(
         "Start every processor in this process on the embedded defaults, load the bundled sample corpus "
         "through the HTTP gateway, wait for knowledge extraction, print the graph's size, trace facts "
-        "back to their source documents, answer a question with explained GraphRAG, then exit."))
+        "back to their source documents, answer a question with explained GraphRAG, Document RAG and the "
+        "agent, list the stored explain traces, then exit."))
     add_runtime_arguments(p)
     p.add_argument("--corpus", type=Path, help="a folder of .md/.txt/.pdf files to load instead of the sample")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for extraction [300]")
     p.add_argument("-q", "--question", default="What does Helios Grid depend on?",
-                   help="the GraphRAG question asked at the end [What does Helios Grid depend on?]")
+                   help="the question asked at the end [What does Helios Grid depend on?]")
     return p
 
 
@@ -89,6 +92,39 @@ async def demo(api: Api, files: list[Path], timeout: float, question: str) -> No
         print(f"  ({value(r, 's')}) --[{value(r, 'p')}]--> ({value(r, 'o')})   [{value(r, 'extractor')} extractor]")
         print(f"      Source: {value(r, 'chunkLabel')} -> {value(r, 'title')}")
     await ask(api, question)
+    await ask_documents(api, question)
+    await ask_agent(api, question)
+    print("\nstored explain traces (tg-list-explain-traces):")
+    for trace in await list_traces(api, "default", "default", sub_traces_too=True):
+        part = f"  (part of {trace.parent})" if trace.parent else ""
+        print(f"  {trace.kind:<8} {trace.id}{part}")
+
+
+async def ask_documents(api: Api, question: str) -> None:
+    """The same question with Document RAG: the chunks it used, each traced to its document."""
+    print(f"\nDocument RAG, explained: {question!r}")
+    renderer = TraceRenderer(api, "default", "default")
+    final: dict = {}
+    async for message in api.stream("default", "document-rag", {"query": question}):
+        if message.get("message_type") == "explain" and "exploration" in message["explain_id"]:
+            lines = await renderer.render(message["explain_id"], message["explain_triples"])
+            print("  " + "\n  ".join(lines))
+        elif message.get("end_of_session"):
+            final = message
+    print("  answer:\n    " + final.get("response", "").replace("\n", "\n    "))
+
+
+async def ask_agent(api: Api, question: str) -> None:
+    """The same question to the ReAct agent: each think / act / observe step as it happens."""
+    print(f"\nAgent: {question!r}")
+    async for message in api.stream("default", "agent", {"question": question, "streaming": True}):
+        kind, content = message.get("message_type"), message.get("content", "")
+        if kind in ("thought", "action", "observation") and content:
+            print(f"  {kind}: {content.splitlines()[0][:110]}")
+        elif kind == "explain" and message["explain_id"].startswith("urn:trustgraph:agent:"):
+            print(f"  [explain] {message['explain_id']}")
+        elif kind == "answer" and content:
+            print("  answer:\n    " + content.replace("\n", "\n    "))
 
 
 async def ask(api: Api, question: str, shown_edges: int = 3) -> None:

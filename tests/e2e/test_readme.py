@@ -21,8 +21,17 @@ def test_main_job_loads_the_corpus_and_traces_facts_to_documents(tmp_path):
     assert "(Helios Grid) --[depends on]--> (Corvid Analytics)" in out
     assert re.search(r"Source: Chunk \d+ -> helios-grid", out)
     assert "GraphRAG, explained: 'What does Helios Grid depend on?'" in out
-    steps = re.findall(r"^\s+\[(\w+)\] urn:trustgraph:", out, re.M)
+    graph_rag = out.split("GraphRAG, explained")[1].split("Document RAG, explained")[0]
+    steps = re.findall(r"^\s+\[(\w+)\] urn:trustgraph:", graph_rag, re.M)
     assert steps == ["question", "grounding", "exploration", "focus", "synthesis"]
+    documents = out.split("Document RAG, explained")[1].split("Agent: ")[0]
+    assert re.search(r"Chunk: Chunk \d+ → helios-grid", documents)
+    assert '"Helios Grid depends on Corvid Analytics for load forecasting." (helios-grid)' in documents
+    agent = out.split("Agent: ")[1].split("stored explain traces")[0]
+    assert "action: knowledge-query" in agent and re.search(r"\[explain\] urn:trustgraph:agent:\S+/final", agent)
+    listed = out.split("stored explain traces")[1]
+    assert {"GraphRAG", "DocRAG", "Agent"} <= set(re.findall(r"^  (\w+)\s+urn:", listed, re.M))
+    assert "(part of urn:trustgraph:agent:" in listed
     assert re.search(r"Edge: \(Helios Grid, depends on, Corvid Analytics\)\n\s+Reason: offline selection", out)
     assert "- Helios Grid depends on Corvid Analytics." in out and "sources: " in out
     assert out.rstrip().endswith("done")
