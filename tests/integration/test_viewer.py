@@ -48,9 +48,14 @@ async def test_viewer_streams_the_trace_and_opens_steps_and_sources(tmp_path):
             assert "Helios Grid depends on Corvid Analytics" in answer
 
             # Selected edges hang under Focus, read through the quoted triple, with the reason attached.
+            # Entity labels arrive from the store (one SPARQL query over the socket) after the Focus event.
             edges = page.locator(f'#graph .edge-node[data-focus="{focus}"] > title')
+            await page.wait_for_function(
+                "() => [...document.querySelectorAll('#graph .edge-node > title')]"
+                ".some(t => t.textContent.startsWith('(Helios Grid) --[depends on]--> (Corvid Analytics)'))",
+                timeout=30_000)
             assert await edges.count() >= 1
-            assert any(text.startswith("(helios-grid) --[depends-on]--> (corvid-analytics)\noffline selection")
+            assert any(text.startswith("(Helios Grid) --[depends on]--> (Corvid Analytics)\noffline selection")
                        for text in await edges.all_text_contents())
 
             sources = page.locator("#sources a")
@@ -62,7 +67,7 @@ async def test_viewer_streams_the_trace_and_opens_steps_and_sources(tmp_path):
             await page.click('#graph .node[data-type="Focus"]')
             text = await details_ready(page, focus)
             assert "tg:selectedEdge" in text and "tg:reasoning" in text and "tg:EdgeSelection" in text
-            assert "<< helios-grid depends-on corvid-analytics >>" in text
+            assert "<< Helios Grid depends on Corvid Analytics >>" in text
 
             # A source is not in the trace: the page asks the triples service over the same socket.
             await sources.first.click()

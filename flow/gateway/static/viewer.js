@@ -186,10 +186,43 @@ function addEvent(response) {
   const types = tgTypes(uri);
   event.type = STEP_TYPES.find((t) => types.includes(t)) || types[0] || "Event";
   event.error = types.includes("Error");
-  // Name each selected edge by the edge it quotes, for the details panel's links and headings.
-  for (const sel of selectedEdges(uri)) if (sel.edge) view.labels.set(sel.uri, edgeText(sel.edge));
+  nameSelections(uri);
   renderGraph();
   if (view.selected === uri) showDetails(uri);
+  if (event.type === "Focus") fetchLabels(edgeIris(uri));
+}
+
+// Name each selected edge by the edge it quotes, for the details panel's links and headings.
+function nameSelections(focus) {
+  for (const sel of selectedEdges(focus)) if (sel.edge) view.labels.set(sel.uri, edgeText(sel.edge));
+}
+
+// The IRIs the selected edges quote that have no label yet (only IRIs safe to write inside <…>).
+function edgeIris(focus) {
+  const iris = new Set();
+  for (const sel of selectedEdges(focus)) {
+    for (const term of sel.edge ? [sel.edge.s, sel.edge.p, sel.edge.o] : []) {
+      if (term.t === "i" && !view.labels.has(term.i) && /^[^<>"{}|^`\\\s]+$/.test(term.i)) iris.add(term.i);
+    }
+  }
+  return [...iris];
+}
+
+// Entities' rdfs:label from the collection, in one read-only SPARQL query over the same socket, so
+// edges read "(Helios Grid) --[depends on]-->" rather than by their IRIs.
+function fetchLabels(iris) {
+  if (!iris.length) return;
+  const query = `SELECT ?s ?label WHERE { VALUES ?s { ${iris.map((i) => `<${i}>`).join(" ")} } ` +
+                `?s <${LABEL}> ?label }`;
+  const request = { query, collection: $("collection").value || "default", limit: 1000 };
+  send("sparql", $("flow").value || "default", request, (frame) => {
+    const rows = (frame.response && frame.response.bindings) || [];
+    for (const row of rows) if (row.s && row.label) view.labels.set(row.s.i, row.label.v);
+    if (!rows.length) return;
+    for (const event of view.events) if (event.type === "Focus") nameSelections(event.uri);
+    renderGraph();
+    if (view.events.some((e) => e.uri === view.selected)) showDetails(view.selected);
+  }).catch(() => {});  // labels are a nicety: the IRIs' last segments still read
 }
 
 // ---------------------------------------------------------------- graph (SVG)
