@@ -24,6 +24,14 @@ async def details_ready(page, uri: str) -> str:
     return await page.text_content("#details")
 
 
+async def ask_and_wait(page, question: str = "What does Helios Grid depend on?") -> None:
+    """Ask through the form and wait until the session is over; it must have ended well."""
+    await page.fill("#question", question)
+    await page.click("#ask")
+    await page.wait_for_selector("body[data-state=done], body[data-state=error]", timeout=120_000)
+    assert await page.get_attribute("body", "data-state") == "done", await page.text_content("#status")
+
+
 async def test_viewer_streams_the_trace_and_opens_steps_and_sources(tmp_path):
     skip_unless_browser()
     async with ingest_stack(tmp_path) as (api, stack):
@@ -31,10 +39,7 @@ async def test_viewer_streams_the_trace_and_opens_steps_and_sources(tmp_path):
         async with browser_page() as page:
             await page.goto(f"http://127.0.0.1:{stack['gateway'].port}/viewer/")
             assert await page.input_value("#collection") == "default" and await page.input_value("#flow") == "default"
-            await page.fill("#question", "What does Helios Grid depend on?")
-            await page.click("#ask")
-            await page.wait_for_selector("body[data-state=done], body[data-state=error]", timeout=120_000)
-            assert await page.get_attribute("body", "data-state") == "done", await page.text_content("#status")
+            await ask_and_wait(page)
 
             # One node per explain event, in the order they arrived.
             nodes = await page.eval_on_selector_all(
@@ -97,9 +102,7 @@ async def test_viewer_takes_its_token_from_the_url_and_reports_a_wrong_one(tmp_p
             assert "auth failure" in await page.text_content("#status")
 
             await page.fill("#token", "s3cret")
-            await page.click("#ask")
-            await page.wait_for_selector("body[data-state=done], body[data-state=error]", timeout=120_000)
-            assert await page.get_attribute("body", "data-state") == "done", await page.text_content("#status")
+            await ask_and_wait(page)
             assert await page.locator("#graph .node").count() >= 1
             assert page.script_errors == []
 
@@ -111,10 +114,7 @@ async def test_viewer_draws_an_agent_session_with_its_graph_rag_run(tmp_path):
         async with browser_page() as page:
             await page.goto(f"http://127.0.0.1:{stack['gateway'].port}/viewer/")
             await page.select_option("#service", "agent")
-            await page.fill("#question", "What does Helios Grid depend on?")
-            await page.click("#ask")
-            await page.wait_for_selector("body[data-state=done], body[data-state=error]", timeout=120_000)
-            assert await page.get_attribute("body", "data-state") == "done", await page.text_content("#status")
+            await ask_and_wait(page)
             kinds = await page.eval_on_selector_all("#graph .node", "ns => ns.map(n => n.dataset.type)")
             # The agent's Question, then the GraphRAG run its knowledge-query made, then its own steps.
             assert kinds[0] == "Question" and kinds[-1] == "Conclusion" and "Analysis" in kinds
