@@ -65,8 +65,8 @@ def add_gateway_arguments(parser: argparse.ArgumentParser) -> None:
                        "any other address needs TG_GATEWAY_SECRET or --gateway-tokens")
     group.add_argument("--gateway-port", type=int, help="port [TG_GATEWAY_PORT, 8888]")
     group.add_argument("--gateway-tokens", type=Path,
-                       help="file of '<user> <token>' lines (token may be 'sha256:<hex>'): one bearer token "
-                            "per user [TG_GATEWAY_TOKENS]")
+                       help="file of '<user> <token> [admin]' lines (a token may be written 'sha256:<hex>'): "
+                            "one bearer token per user; admins may change config and flows [TG_GATEWAY_TOKENS]")
 
 
 def settings_from(args: argparse.Namespace) -> RuntimeSettings:

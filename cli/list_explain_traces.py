@@ -13,8 +13,8 @@ from tracegraph.cli.trace_store import KINDS, list_traces
 
 def main(argv: list[str] | None = None) -> int:
     p = command_parser("tg-list-explain-traces", "List the explain traces stored in a collection, newest first. "
-                       "Sub-traces (the RAG runs an agent's tools made) are listed under their agent session; "
-                       "--all lists them too.")
+                       "Sub-traces (the RAG runs an agent's tools made) are left out; --all lists them too, "
+                       "with the agent step they belong to.")
     add_collection_arguments(p)
     p.add_argument("--type", choices=[k.lower() for k in KINDS.values()], help="only traces of this kind")
     p.add_argument("--since", help="only traces started at or after this ISO date/time (e.g. 2026-11-23)")
