@@ -1,4 +1,4 @@
-"""Every `tg-*` command through a gateway that requires a token: refused in one line without it,
+"""Every `tg-*` client command through a gateway that requires a token: refused in one line without it,
 working with `--token` or `TG_TOKEN`."""
 
 from __future__ import annotations
@@ -49,6 +49,9 @@ def test_every_command_needs_and_uses_the_token(tmp_path):
             ("tg-load-turtle", *u, str(turtle)),
             ("tg-load-pdf", *u, str(pdf)),
             ("tg-invoke-graph-rag", *u, "-q", "Who runs Helios Grid?"),
+            ("tg-invoke-document-rag", *u, "-q", "Who runs Helios Grid?"),
+            ("tg-invoke-agent", *u, "-q", "Who runs Helios Grid?"),
+            ("tg-list-explain-traces", *u),
             ("tg-show-explain-trace", *u, question),
             ("tg-export-explain-trace", *u, question, "--format", "nquads"),
             ("tg-remove-library-document", *u, "--id", added.group(1)),
