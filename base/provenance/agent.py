@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tracegraph.base.provenance import query as prov
 from tracegraph.base.provenance.query import Usage, entity_triples, known_values, retrieval_triple, usage_triples
-from tracegraph.base.provenance.vocab import PROV, RDF, RDFS, TG
+from tracegraph.base.provenance.vocab import RDF, RDFS, TG
 from tracegraph.schemas.rdf import Triple, iri, literal
 
 
@@ -52,13 +53,7 @@ class Analysis:
 
 
 def question_triples(question: str, query: str, started: str, parent: str | None = None) -> list[Triple]:
-    out = [retrieval_triple(question, RDF.type, PROV.Activity), retrieval_triple(question, RDF.type, TG.Question),
-           retrieval_triple(question, RDF.type, TG.AgentQuestion),
-           retrieval_triple(question, RDFS.label, literal("Agent Question")),
-           retrieval_triple(question, PROV.startedAtTime, literal(started)), retrieval_triple(question, TG.query, literal(query))]
-    if parent:
-        out.append(retrieval_triple(question, PROV.wasDerivedFrom, iri(parent)))
-    return out
+    return prov.question_triples(question, query, started, parent, kind=TG.AgentQuestion, label="Agent Question")
 
 
 def analysis_triples(uri: str, parent: str, step: Analysis) -> list[Triple]:

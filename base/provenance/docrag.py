@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from tracegraph.base.provenance import query as prov
 from tracegraph.base.provenance.query import Usage, retrieval_triple
-from tracegraph.base.provenance.vocab import PROV, RDF, RDFS, TG
+from tracegraph.base.provenance.vocab import PROV, RDFS, TG
 from tracegraph.schemas.rdf import Triple, iri, literal
 
 QUESTION_LABEL = "DocumentRAG Question"
@@ -33,11 +33,7 @@ def answer_document_uri(sid: str) -> str:
 
 
 def question_triples(question: str, query: str, started: str, parent: str | None = None) -> list[Triple]:
-    """GraphRAG's Question, typed and labelled as a Document RAG one."""
-    graph_rag_only = {(RDF.type, TG.GraphRagQuestion), (RDFS.label, literal("GraphRAG Question"))}
-    shared = [t for t in prov.question_triples(question, query, started, parent) if (t.p, t.o) not in graph_rag_only]
-    return [*shared, retrieval_triple(question, RDF.type, TG.DocRagQuestion),
-            retrieval_triple(question, RDFS.label, literal(QUESTION_LABEL))]
+    return prov.question_triples(question, query, started, parent, kind=TG.DocRagQuestion, label=QUESTION_LABEL)
 
 
 def exploration_triples(exploration: str, grounding: str, question: str, chunks: Sequence[str],

@@ -90,10 +90,13 @@ def usage_triples(uri: str, usage: Usage | None) -> list[Triple]:
     return known_values(uri, {TG.inToken: usage.in_token, TG.outToken: usage.out_token, TG.llmModel: usage.model})
 
 
-def question_triples(question: str, query: str, started: str, parent: str | None = None) -> list[Triple]:
+def question_triples(question: str, query: str, started: str, parent: str | None = None,
+                     kind: IriTerm = TG.GraphRagQuestion, label: str = "GraphRAG Question") -> list[Triple]:
+    """A Question: the activity a trace starts from, typed by the service that answered it
+    (tg:GraphRagQuestion, tg:DocRagQuestion or tg:AgentQuestion), derived from `parent` when an agent asked."""
     out = [
         retrieval_triple(question, RDF.type, PROV.Activity), retrieval_triple(question, RDF.type, TG.Question),
-        retrieval_triple(question, RDF.type, TG.GraphRagQuestion), retrieval_triple(question, RDFS.label, literal("GraphRAG Question")),
+        retrieval_triple(question, RDF.type, kind), retrieval_triple(question, RDFS.label, literal(label)),
         retrieval_triple(question, PROV.startedAtTime, literal(started)), retrieval_triple(question, TG.query, literal(query)),
     ]
     if parent:
