@@ -13,6 +13,16 @@ from tracegraph.base.errors import ConnectError, RemoteError, TraceGraphError
 DEFAULT_URL = "http://127.0.0.1:8888/"
 
 
+def unreachable(url: str, exc: aiohttp.ClientConnectorError) -> ConnectError:
+    return ConnectError(f"cannot reach the gateway at {url} ({exc.os_error}); is tg-launch running? (--url / TG_URL)")
+
+
+def service_error(reply: Any) -> RemoteError | None:
+    """The `{"error": {"type", "message"}}` a reply carries, as an exception; None if it carries none."""
+    error = reply.get("error") if isinstance(reply, dict) else None
+    return RemoteError(error.get("type", "error"), error.get("message", "")) if isinstance(error, dict) else None
+
+
 def _refused(token: str | None) -> TraceGraphError:
     given = "the token given was not accepted" if token else "it requires a token"
     return TraceGraphError(f"gateway refused the request: {given} (--token / TG_TOKEN)")
@@ -29,25 +39,27 @@ class Api:
         self.token = token
         self.timeout = aiohttp.ClientTimeout(total=timeout)
 
+    @property
+    def _headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
+
     async def request(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
         target = f"{self.url}api/v1/{path}"
         try:
             async with aiohttp.ClientSession(timeout=self.timeout) as session:
-                async with session.post(target, json=body, headers=headers) as response:
+                async with session.post(target, json=body, headers=self._headers) as response:
                     payload = await response.json(content_type=None)
         except aiohttp.ClientConnectorError as exc:
-            raise ConnectError(f"cannot reach the gateway at {self.url} ({exc.os_error}); "
-                               "is tg-launch running? (--url / TG_URL)") from None
+            raise unreachable(self.url, exc) from None
         except (aiohttp.ClientError, TimeoutError, ValueError) as exc:
             raise TraceGraphError(f"gateway request {path} failed: {exc or type(exc).__name__}") from None
         if response.status == 401:
             raise _refused(self.token)
-        error = payload.get("error") if isinstance(payload, dict) else None
-        if isinstance(error, dict):
-            raise RemoteError(error.get("type", "error"), error.get("message", ""))
-        if error:
-            raise RemoteError("gateway", str(error))
+        refused = service_error(payload)
+        if refused:
+            raise refused
+        if isinstance(payload, dict) and payload.get("error"):
+            raise RemoteError("gateway", str(payload["error"]))
         if response.status != 200:
             raise TraceGraphError(f"gateway answered HTTP {response.status} to {path}")
         return payload
@@ -65,25 +77,22 @@ class Api:
 
     async def stream(self, flow: str, kind: str, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
         """Every response of a streaming flow service as it arrives (the gateway's NDJSON form)."""
-        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
         target = f"{self.url}api/v1/flow/{flow}/service/{kind}?stream=true"
         try:
             async with aiohttp.ClientSession(timeout=self.timeout) as session:
-                async with session.post(target, json=body, headers=headers) as response:
+                async with session.post(target, json=body, headers=self._headers) as response:
                     if response.status == 401:
                         raise _refused(self.token)
                     if response.status != 200:
                         payload = await response.json(content_type=None)
-                        error = payload.get("error") if isinstance(payload, dict) else None
-                        raise RemoteError(error.get("type", "error"), error.get("message", "")) \
-                            if isinstance(error, dict) else TraceGraphError(f"gateway answered HTTP {response.status}")
+                        raise service_error(payload) or TraceGraphError(f"gateway answered HTTP {response.status}")
                     async for line in response.content:
                         if not line.strip():
                             continue
                         item = json.loads(line)
-                        if isinstance(item.get("error"), dict):
-                            raise RemoteError(item["error"].get("type", "error"), item["error"].get("message", ""))
+                        refused = service_error(item)
+                        if refused:
+                            raise refused
                         yield item
         except aiohttp.ClientConnectorError as exc:
-            raise ConnectError(f"cannot reach the gateway at {self.url} ({exc.os_error}); "
-                               "is tg-launch running? (--url / TG_URL)") from None
+            raise unreachable(self.url, exc) from None

@@ -19,7 +19,7 @@ from typing import Any
 import aiohttp
 
 from tracegraph.base.errors import ConnectError, RemoteError, TraceGraphError
-from tracegraph.cli.api import DEFAULT_URL
+from tracegraph.cli.api import DEFAULT_URL, service_error, unreachable
 
 _CLOSED = object()  # queued to every open request when the socket goes away
 
@@ -58,8 +58,7 @@ class SocketClient:
             reply = await self._ws.receive_json(timeout=self.timeout)
         except aiohttp.ClientConnectorError as exc:
             await self._session.close()
-            raise ConnectError(f"cannot reach the gateway at {self.url} ({exc.os_error}); "
-                               "is tg-launch running? (--url / TG_URL)") from None
+            raise unreachable(self.url, exc) from None
         except BaseException:
             await self._session.close()
             raise
@@ -110,9 +109,10 @@ class SocketClient:
                     raise TraceGraphError(f"no response to {service} within {self.timeout:g}s") from None
                 if message is _CLOSED:
                     raise ConnectError("the gateway closed the socket")
-                error = message.get("error") or (message.get("response") or {}).get("error")
-                if isinstance(error, dict):
-                    raise RemoteError(error.get("type", "error"), error.get("message", ""))
+                # The gateway's own refusals sit on the frame, a service's errors inside its response.
+                refused = service_error(message) or service_error(message.get("response"))
+                if refused:
+                    raise refused
                 yield message.get("response", {})
                 if message.get("complete"):
                     return
