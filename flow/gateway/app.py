@@ -21,7 +21,7 @@ from tracegraph.base.client import RequestClient
 from tracegraph.base.errors import RemoteError, RequestTimeout
 from tracegraph.base.interfaces import InterfaceUser
 from tracegraph.flow.gateway.auth import Authenticator, Identity
-from tracegraph.flow.gateway.dispatch import Dispatcher, GatewayError
+from tracegraph.flow.gateway.dispatch import Dispatcher, GatewayError, error_body
 from tracegraph.flow.gateway.openapi import openapi_document
 from tracegraph.flow.gateway.services import GLOBAL_SERVICES
 from tracegraph.flow.gateway.socket import response_json, serve_socket
@@ -53,7 +53,7 @@ LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
 def _json_error(status: int, type_: str, message: str) -> web.Response:
-    return web.json_response({"error": {"type": type_, "message": message}}, status=status)
+    return web.json_response(error_body(type_, message), status=status)
 
 
 class GatewayProcessor(InterfaceUser):
@@ -186,7 +186,7 @@ class GatewayProcessor(InterfaceUser):
         try:
             response = await client.request(message)
         except RemoteError as exc:
-            return web.json_response({"error": {"type": exc.type, "message": exc.message}})
+            return web.json_response(error_body(exc.type, exc.message))
         except RequestTimeout as exc:
             return _json_error(504, "timeout", str(exc))
         return web.json_response(response_json(response))
@@ -217,8 +217,8 @@ async def _stream(request: web.Request, client: RequestClient[Any, Any], message
         async for response in client.stream(message):
             await reply.write(json.dumps(response_json(response)).encode() + b"\n")
     except RemoteError as exc:
-        await reply.write(json.dumps({"error": {"type": exc.type, "message": exc.message}}).encode() + b"\n")
+        await reply.write(json.dumps(error_body(exc.type, exc.message)).encode() + b"\n")
     except RequestTimeout as exc:
-        await reply.write(json.dumps({"error": {"type": "timeout", "message": str(exc)}}).encode() + b"\n")
+        await reply.write(json.dumps(error_body("timeout", str(exc))).encode() + b"\n")
     await reply.write_eof()
     return reply

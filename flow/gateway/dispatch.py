@@ -31,6 +31,11 @@ class GatewayError(Exception):
         self.status, self.type, self.message = status, type_, message
 
 
+def error_body(type_: str, message: str) -> dict[str, Any]:
+    """The one error shape every reply uses: `{"error": {"type", "message"}}`."""
+    return {"error": {"type": type_, "message": message}}
+
+
 def validation_message(exc: ValidationError) -> str:
     """The first problem, with where it is: `request.query: Field required`."""
     first = exc.errors()[0]

@@ -22,7 +22,7 @@ from aiohttp import WSMsgType, web
 
 from tracegraph.base.errors import RemoteError, RequestTimeout
 from tracegraph.flow.gateway.auth import Authenticator, Identity
-from tracegraph.flow.gateway.dispatch import Dispatcher, GatewayError
+from tracegraph.flow.gateway.dispatch import Dispatcher, GatewayError, error_body
 from tracegraph.schemas.base import ServiceResponse
 
 log = logging.getLogger(__name__)
@@ -36,7 +36,7 @@ def response_json(response: ServiceResponse) -> dict[str, Any]:
 
 
 def _refusal(request_id: Any, type_: str, message: str) -> dict[str, Any]:
-    return {"id": request_id, "error": {"type": type_, "message": message}, "complete": True}
+    return {"id": request_id, **error_body(type_, message), "complete": True}
 
 
 class SocketSession:
@@ -128,7 +128,7 @@ class SocketSession:
         except GatewayError as exc:
             await self._send(_refusal(request_id, exc.type, exc.message))
         except RemoteError as exc:
-            await self._send({"id": request_id, "response": {"error": {"type": exc.type, "message": exc.message}},
+            await self._send({"id": request_id, "response": error_body(exc.type, exc.message),
                               "complete": True})
         except RequestTimeout as exc:
             await self._send(_refusal(request_id, "timeout", str(exc)))
