@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass
 
 from tracegraph.base.errors import ConfigError
+from tracegraph.base.provenance import agent, docrag
+from tracegraph.base.provenance import query as graph_rag
 from tracegraph.cli.api import Api
 
 RETRIEVAL = "urn:graph:retrieval"
@@ -16,16 +18,16 @@ RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 
 KINDS = {"GraphRagQuestion": "GraphRAG", "DocRagQuestion": "DocRAG", "AgentQuestion": "Agent"}
 
-# Every URI of a trace carries its session id; the Question's URI is rebuilt from it.
+# Every URI of a trace carries its session id; the Question's URI is rebuilt from it by the same
+# builders that minted it.
 _PATTERNS = [
-    (re.compile(r"^urn:trustgraph:question:([^:/]+)$"), "urn:trustgraph:question:{}"),
-    (re.compile(r"^urn:trustgraph:prov:(?:grounding|exploration|focus|synthesis):([^:/]+)$"),
-     "urn:trustgraph:question:{}"),
-    (re.compile(r"^urn:trustgraph:prov:edge:([^:/]+):\d+$"), "urn:trustgraph:question:{}"),
-    (re.compile(r"^urn:trustgraph:docrag:([^:/]+)(?:/.*)?$"), "urn:trustgraph:docrag:{}"),
-    (re.compile(r"^urn:trustgraph:prov:chunk:([^:/]+):\d+$"), "urn:trustgraph:docrag:{}"),
-    (re.compile(r"^urn:trustgraph:agent:([^:/]+)(?:/.*)?$"), "urn:trustgraph:agent:{}"),
-    (re.compile(r"^urn:trustgraph:synthesis:([^:/]+)$"), "urn:trustgraph:question:{}"),
+    (re.compile(r"^urn:trustgraph:question:([^:/]+)$"), graph_rag.question_uri),
+    (re.compile(r"^urn:trustgraph:prov:(?:grounding|exploration|focus|synthesis):([^:/]+)$"), graph_rag.question_uri),
+    (re.compile(r"^urn:trustgraph:prov:edge:([^:/]+):\d+$"), graph_rag.question_uri),
+    (re.compile(r"^urn:trustgraph:synthesis:([^:/]+)$"), graph_rag.question_uri),
+    (re.compile(r"^urn:trustgraph:docrag:([^:/]+)(?:/.*)?$"), docrag.question_uri),
+    (re.compile(r"^urn:trustgraph:prov:chunk:([^:/]+):\d+$"), docrag.question_uri),
+    (re.compile(r"^urn:trustgraph:agent:([^:/]+)(?:/.*)?$"), agent.question_uri),
 ]
 
 
@@ -42,7 +44,7 @@ def question_of(uri: str) -> tuple[str, str]:
     for pattern, question in _PATTERNS:
         found = pattern.match(uri)
         if found:
-            return found.group(1), question.format(found.group(1))
+            return found.group(1), question(found.group(1))
     raise ConfigError(f"{uri!r} is not an explain URI (urn:trustgraph:question:…, urn:trustgraph:docrag:…, "
                       "urn:trustgraph:agent:… or one of their steps)")
 
