@@ -67,13 +67,14 @@ class GatewayProcessor(InterfaceUser):
         self.port: int | None = None
         self._global: dict[str, RequestClient[Any, Any]] = {}
         self.auth = Authenticator(None)
+        self.body_limit = max_body(self.settings.max_document_bytes)
         self.dispatcher = Dispatcher(self)
 
     async def start(self) -> None:
         self.auth = await asyncio.to_thread(Authenticator.from_settings, self.settings)  # may read the token file
         await super().start()
         self._stack.push_async_callback(self._stop_global_clients)
-        app = web.Application(client_max_size=max_body(self.settings.max_document_bytes),
+        app = web.Application(client_max_size=self.body_limit,
                               middlewares=[self._errors_as_json, self._auth])
         app.router.add_post("/api/v1/flow/{flow}/service/{kind}", self._flow_service)
         app.router.add_post("/api/v1/flow/{flow}/import/{kind}", self._flow_import)
@@ -127,8 +128,7 @@ class GatewayProcessor(InterfaceUser):
         try:
             return await handler(request)
         except web.HTTPRequestEntityTooLarge:
-            limit = max_body(self.settings.max_document_bytes)
-            return _json_error(413, "too-large", f"request body over {limit:,} bytes "
+            return _json_error(413, "too-large", f"request body over {self.body_limit:,} bytes "
                                "(documents are limited by TG_MAX_DOCUMENT_BYTES)")
         except web.HTTPException as exc:
             if exc.status < 400:
@@ -166,7 +166,7 @@ class GatewayProcessor(InterfaceUser):
 
     async def _socket(self, request: web.Request) -> web.WebSocketResponse:
         return await serve_socket(request, self.dispatcher, self.auth, self.settings.gateway_max_outstanding,
-                                  self.settings.gateway_send_timeout, max_body(self.settings.max_document_bytes))
+                                  self.settings.gateway_send_timeout, self.body_limit)
 
     async def _global_service(self, request: web.Request) -> web.StreamResponse:
         return await self._call(request, request.match_info["kind"], None)
