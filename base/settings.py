@@ -43,6 +43,14 @@ class RuntimeSettings(BaseSettings):
     embeddings_url: str | None = Field(None, description="OpenAI-compatible embeddings endpoint; unset = bundled model")
     embeddings_model: str = Field("text-embedding-3-small", description="embedding model at that endpoint")
     embeddings_api_key: SecretStr | None = Field(None, description="API key for the embeddings endpoint")
+    rerank_url: str | None = Field(None, description="cross-encoder rerank endpoint (POST {query, documents}); "
+                                   "unset = rerank with the embedding model")
+    rerank_model: str = Field("BAAI/bge-reranker-v2-m3", description="reranker model name at that endpoint")
+
+    # Search (hardened retrieval)
+    redis_url: str | None = Field(None, description="Redis URL for the search cache; unset = in-process cache")
+    search_cache_ttl: float = Field(900.0, gt=0, description="seconds a cached subgraph query stays valid")
+    search_cache_entries: int = Field(10_000, ge=1, description="entries the in-process search cache keeps")
     extractor: Literal["auto", "llm", "offline"] = Field(
         "auto", description="knowledge extraction: LLM when configured (auto), always LLM, or offline")
 

@@ -41,6 +41,7 @@ class SparqlQueryRequest(Message):
     limit: int = Field(10_000, ge=1, le=1_000_000)
     user: str = "default"
     collection: str = "default"
+    timeout: float | None = Field(None, gt=0, le=300)  # seconds; None: the processor's default (30)
 
 
 class SparqlBinding(Message):

@@ -1,0 +1,101 @@
+"""Hardened retrieval: the search service's request and answer (with its confidence block), the
+keyword index's queries, and the graph-update events the triples writer sends after every change."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from tracegraph.schemas.base import Message, ServiceResponse
+from tracegraph.schemas.ingest import Metadata
+from tracegraph.schemas.retrieval import RagRequest, RagResponse
+from tracegraph.schemas.rdf import Triple
+
+STRATEGIES = ("vector", "bm25", "graph", "sparql")
+Strategy = Literal["vector", "bm25", "graph", "sparql"]
+
+
+class GraphUpdate(Message):
+    """What a write or a removal changed in a collection's knowledge graph (default graph only), sent
+    by the triples writer once the change is stored. `nodes` are the IRIs whose neighbourhood
+    changed; `everything` stands for a change too large to list (every cached entry is stale)."""
+
+    schema_name: ClassVar[str] = "graph-update"
+
+    metadata: Metadata
+    added: list[Triple] = []
+    removed: list[Triple] = []
+    nodes: list[str] = []
+    everything: bool = False
+
+
+class KeywordQueryRequest(Message):
+    """BM25 search over a collection's facts, each indexed as the sentence its labels make."""
+
+    schema_name: ClassVar[str] = "keyword-query-request"
+
+    query: str
+    user: str = "default"
+    collection: str = "default"
+    limit: int = Field(20, ge=1, le=1000)
+
+
+class KeywordMatch(Message):
+    triple: Triple
+    text: str
+    score: float
+
+
+class KeywordQueryResponse(ServiceResponse):
+    schema_name: ClassVar[str] = "keyword-query-response"
+
+    matches: list[KeywordMatch] = []
+    end_of_stream: bool = True
+
+
+class SearchRequest(RagRequest):
+    """A question for the hardened pipeline. Unset fields take the processor's defaults; `strategies`
+    unset lets the query router choose."""
+
+    schema_name: ClassVar[str] = "search-request"
+
+    strategies: list[Strategy] | None = None
+    top_k: int | None = Field(None, alias="top-k", ge=1, le=100)
+    hops: int | None = Field(None, ge=1, le=3)
+    rrf_k: int | None = Field(None, alias="rrf-k", ge=1, le=10_000)
+    hyde: bool | None = None  # None: when the best raw similarity is below the threshold
+    use_cache: bool = Field(True, alias="use-cache")
+
+
+class Confidence(Message):
+    """RSN-11's block, on every answer: how well the evidence supports it."""
+
+    confidence: float
+    evidence_nodes: list[str] = []
+    source_density: int = 0  # independent source documents behind the evidence
+    retrieval_strategies_used: list[str] = []
+    low_confidence_warning: bool = True
+
+
+class Evidence(Message):
+    """One fact the answer rests on, with where each strategy ranked it and where it came from."""
+
+    triple: Triple
+    text: str
+    score: float  # the reranker's
+    rrf: float
+    ranks: dict[str, int] = {}
+    sources: list[str] = []  # document IRIs
+
+
+class SearchResponse(RagResponse):
+    """Answer chunks and explain events as GraphRAG frames them; the last message also carries the
+    confidence block, the evidence and the query type the router chose."""
+
+    schema_name: ClassVar[str] = "search-response"
+
+    message_type: Literal["chunk", "explain", "end"] = "chunk"
+    confidence: Confidence | None = None
+    evidence: list[Evidence] | None = None
+    query_type: str | None = None
