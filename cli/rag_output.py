@@ -19,8 +19,9 @@ def add_answer_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sources", action="store_true", help="list the source documents after the answer")
 
 
-async def print_answer(api: Api, args: argparse.Namespace, service: str, limits: dict[str, Any]) -> None:
-    """Ask `service` the question; `limits` are the request's extra (kebab-case) fields."""
+async def print_answer(api: Api, args: argparse.Namespace, service: str, limits: dict[str, Any]) -> dict[str, Any]:
+    """Ask `service` the question; `limits` are the request's extra (kebab-case) fields. Returns the
+    last message (the answer's metadata: sources, tokens, and for search the confidence block)."""
     request = {"query": args.question, "collection": args.collection, "streaming": args.streaming, **limits}
     renderer = TraceRenderer(api, args.flow_id, args.collection)
     answer, final = [], {}
@@ -43,3 +44,4 @@ async def print_answer(api: Api, args: argparse.Namespace, service: str, limits:
     if final.get("in_token") is not None:
         print(f"(tokens: in {final['in_token']}, out {final.get('out_token')}, model {final.get('model')})",
               file=sys.stderr)
+    return final

@@ -56,6 +56,9 @@ TG = Vocabulary("https://trustgraph.ai/ns/", """
     thought action arguments observation subagentGoal planStep toolCandidate terminationReason
     stepNumber pattern taskType llmDurationMs toolDurationMs toolError inToken outToken
     answer content subTrace
+    SearchQuestion StrategyRun queryType retrievalStrategy strategyRun strategy candidateCount durationMs
+    cacheHit rawSimilarity hydeSimilarity hydeApplied hypotheticalDocument generatedQuery queryStatus
+    rrfK rrfScore reranker confidence sourceDensity lowConfidenceWarning retrievalStrategyUsed evidenceNode
 """)
 
 

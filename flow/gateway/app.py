@@ -23,7 +23,7 @@ from tracegraph.base.interfaces import InterfaceUser
 from tracegraph.flow.gateway.auth import Authenticator, Identity
 from tracegraph.flow.gateway.dispatch import Dispatcher, GatewayError, error_body
 from tracegraph.flow.gateway.openapi import openapi_document
-from tracegraph.flow.gateway.services import GLOBAL_SERVICES
+from tracegraph.flow.gateway.services import DEFAULT_FLOW, GLOBAL_SERVICES, SHORTCUTS
 from tracegraph.flow.gateway.socket import response_json, serve_socket
 
 log = logging.getLogger(__name__)
@@ -81,6 +81,8 @@ class GatewayProcessor(InterfaceUser):
         app.router.add_get("/api/v1/socket", self._socket)
         app.router.add_get("/api/v1/health", self._health)
         app.router.add_get("/api/v1/openapi.json", self._openapi_json)
+        for kind in SHORTCUTS:
+            app.router.add_post(f"/api/v1/{kind}", self._shortcut)
         app.router.add_post("/api/v1/{kind}", self._global_service)
         app.router.add_get("/viewer", self._viewer_home)
         app.router.add_get("/viewer/{name:[a-z.]*}", self._viewer_file)
@@ -170,6 +172,10 @@ class GatewayProcessor(InterfaceUser):
 
     async def _global_service(self, request: web.Request) -> web.StreamResponse:
         return await self._call(request, request.match_info["kind"], None)
+
+    async def _shortcut(self, request: web.Request) -> web.StreamResponse:
+        """`POST /api/v1/search` = the search service of flow `?flow=` (default: "default")."""
+        return await self._call(request, request.path.rsplit("/", 1)[1], request.query.get("flow", DEFAULT_FLOW))
 
     async def _flow_service(self, request: web.Request) -> web.StreamResponse:
         return await self._call(request, request.match_info["kind"], request.match_info["flow"])

@@ -9,7 +9,9 @@ from typing import Any
 
 from pydantic.json_schema import PydanticJsonSchemaWarning
 
-from tracegraph.flow.gateway.services import ADMIN_OPERATIONS, FLOW_IMPORTS, FLOW_SERVICES, GLOBAL_SERVICES
+from tracegraph.flow.gateway.services import (
+    ADMIN_OPERATIONS, DEFAULT_FLOW, FLOW_IMPORTS, FLOW_SERVICES, GLOBAL_SERVICES, SHORTCUTS,
+)
 from tracegraph.schemas.base import Message
 
 REF = "#/components/schemas/{model}"
@@ -86,6 +88,13 @@ def openapi_document() -> dict[str, Any]:
         op = _operation(f"the flow's {kind} service", request, response, "flow services", streaming=True)
         op["parameters"] = [FLOW_PARAMETER, *op["parameters"]]
         paths[f"/api/v1/flow/{{flow}}/service/{kind}"] = {"post": op}
+    for kind in SHORTCUTS:
+        request, response = FLOW_SERVICES[kind]
+        op = _operation(f"the {kind} service of a flow (short route)", request, response, "reasoning",
+                        streaming=True)
+        op["parameters"] = [{**FLOW_PARAMETER, "in": "query", "required": False,
+                             "description": f"a running flow's id (default: {DEFAULT_FLOW})"}, *op["parameters"]]
+        paths[f"/api/v1/{kind}"] = {"post": op}
     for kind, message in FLOW_IMPORTS.items():
         models.append(message)
         op = _operation(f"publish one {kind} message into the flow", message, None, "imports")

@@ -13,6 +13,7 @@ from tracegraph.schemas.embeddings import EmbeddingsRequest, EmbeddingsResponse,
 from tracegraph.schemas.ingest import TriplesBatch
 from tracegraph.schemas.library import LibrarianRequest, LibrarianResponse
 from tracegraph.schemas.llm import TextCompletionRequest, TextCompletionResponse
+from tracegraph.schemas.search import SearchRequest, SearchResponse
 from tracegraph.schemas.retrieval import DocumentRagRequest, DocumentRagResponse, GraphRagRequest, GraphRagResponse
 from tracegraph.schemas.triples import (
     SparqlQueryRequest, SparqlQueryResponse, TriplesQueryRequest, TriplesQueryResponse,
@@ -37,7 +38,12 @@ FLOW_SERVICES: dict[str, tuple[type[Message], type[ServiceResponse]]] = {
     "graph-rag": (GraphRagRequest, GraphRagResponse),
     "document-rag": (DocumentRagRequest, DocumentRagResponse),
     "agent": (AgentRequest, AgentResponse),
+    "search": (SearchRequest, SearchResponse),
 }
+
+# POST /api/v1/{kind}?flow=F: the reasoning service's short routes (RSN-12) for flow services.
+SHORTCUTS = ("search", "sparql")
+DEFAULT_FLOW = "default"
 
 # POST /api/v1/flow/{flow}/import/{kind}: one-way interfaces a client may publish to.
 FLOW_IMPORTS: dict[str, type[Message]] = {

@@ -80,13 +80,16 @@ class GraphRagPipeline:
             raise ConfigError("empty question")
         session = _Session(session_id or str(uuid.uuid4()))
         q_uri = prov.question_uri(session.sid)
-        yield Explain(q_uri, prov.question_triples(q_uri, question, prov.now(), parent_uri))
+        yield Explain(q_uri, self.question_triples(q_uri, question, parent_uri))
         try:
             async for step in self._answer(session, q_uri, question, streaming):
                 yield step
         except Exception as exc:
             yield Explain(q_uri, prov.failure_triples(q_uri, str(exc) or type(exc).__name__))
             raise
+
+    def question_triples(self, q_uri: str, question: str, parent_uri: str | None) -> list[Triple]:
+        return prov.question_triples(q_uri, question, prov.now(), parent_uri)
 
     async def _answer(self, session: _Session, q_uri: str, question: str, streaming: bool) -> AsyncIterator[Step]:
         sid = session.sid
@@ -176,7 +179,7 @@ class GraphRagPipeline:
                 around = await self.tools.match(s=node, limit=limits.triple_limit)
                 around += await self.tools.match(o=node, limit=limits.triple_limit)
                 for t in around:
-                    if _skipped(t) or len(found) >= limits.max_subgraph_size:
+                    if skipped(t) or len(found) >= limits.max_subgraph_size:
                         continue
                     found.setdefault((t.s, t.p, t.o), (t.model_copy(update={"g": None}), hop))
                     other = t.o if t.s == node else t.s
@@ -249,20 +252,26 @@ class GraphRagPipeline:
         """The documents the selected edges were extracted from: subgraph → chunk → page → document."""
         documents: dict[str, str] = {}
         for edge in selected:
-            quoted = TripleTerm(triple=Triple(s=edge.s, p=edge.p, o=edge.o))
-            for holder in await self.tools.match(p=TG.contains, o=quoted, g=SOURCE_GRAPH, limit=5):
-                node, depth = holder.s, 0
-                while isinstance(node, IriTerm) and depth < 6:
-                    parents = await self.tools.match(s=node, p=PROV.wasDerivedFrom, g=SOURCE_GRAPH, limit=1)
-                    if not parents:
-                        break
-                    node, depth = parents[0].o, depth + 1
-                if isinstance(node, IriTerm) and depth and node.iri not in documents:
-                    titles = await self.tools.match(s=node, p=DC.title, limit=1)
-                    documents[node.iri] = titles[0].o.value if titles else node.iri
+            documents.update(await self._documents_of(edge))
         return sorted(documents.items())
 
+    async def _documents_of(self, edge: SelectedEdge) -> dict[str, str]:
+        """Document IRI -> title, for every subgraph that contains the edge."""
+        documents: dict[str, str] = {}
+        quoted = TripleTerm(triple=Triple(s=edge.s, p=edge.p, o=edge.o))
+        for holder in await self.tools.match(p=TG.contains, o=quoted, g=SOURCE_GRAPH, limit=5):
+            node, depth = holder.s, 0
+            while isinstance(node, IriTerm) and depth < 6:
+                parents = await self.tools.match(s=node, p=PROV.wasDerivedFrom, g=SOURCE_GRAPH, limit=1)
+                if not parents:
+                    break
+                node, depth = parents[0].o, depth + 1
+            if isinstance(node, IriTerm) and depth and node.iri not in documents:
+                titles = await self.tools.match(s=node, p=DC.title, limit=1)
+                documents[node.iri] = titles[0].o.value if titles else node.iri
+        return documents
 
-def _skipped(t: Triple) -> bool:
+
+def skipped(t: Triple) -> bool:
     """Schema plumbing (labels, RDFS/OWL axioms) is not knowledge to answer from; rdf:type is."""
     return t.p.iri != RDF_TYPE and t.p.iri.startswith(SKIPPED_NAMESPACES)

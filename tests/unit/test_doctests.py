@@ -15,13 +15,20 @@ import tracegraph.cli.trace_store
 import tracegraph.flow.gateway.auth
 import tracegraph.flow.gateway.tenancy
 import tracegraph.cli.socket_client
+import tracegraph.base.retrieval.confidence
+import tracegraph.base.retrieval.fusion
+import tracegraph.base.retrieval.rerank
+import tracegraph.base.retrieval.router
+import tracegraph.flow.search.weights
 
 
 @pytest.mark.parametrize("module", [tracegraph.base.bus.protocol, tracegraph.base.bus.topic, tracegraph.cli._client, tracegraph.cli.start_flow,
                                     tracegraph.flow.gateway.app, tracegraph.flow.graph_rag.focus,
                                     tracegraph.cli.explain_render, tracegraph.cli.trace_store,
                                     tracegraph.flow.gateway.auth, tracegraph.flow.gateway.tenancy,
-                                    tracegraph.cli.socket_client])
+                                    tracegraph.cli.socket_client, tracegraph.base.retrieval.confidence,
+                                    tracegraph.base.retrieval.fusion, tracegraph.base.retrieval.rerank,
+                                    tracegraph.base.retrieval.router, tracegraph.flow.search.weights])
 def test_doctests(module):
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0

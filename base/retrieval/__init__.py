@@ -1,0 +1,1 @@
+"""Hardened retrieval building blocks shared by the search service and its benchmark."""

@@ -1,0 +1,71 @@
+"""`tg-search`: ask the hardened retrieval service (routing, vector + BM25 + graph walk + NL→SPARQL
+fused by RRF, reranked) and print the answer with its confidence block and the evidence under it."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from tracegraph.cli._client import add_collection_arguments, command_parser, run
+from tracegraph.cli.api import Api
+from tracegraph.cli.rag_output import add_answer_arguments, print_answer
+from tracegraph.schemas.search import STRATEGIES
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = command_parser("tg-search", "Answer a question with hybrid retrieval over a collection's graph, "
+                       "with a confidence score and the evidence behind it.")
+    add_answer_arguments(p)
+    add_collection_arguments(p)
+    p.add_argument("--strategy", dest="strategies", action="append", choices=STRATEGIES,
+                   help="run only these strategies (repeat the option); default: the query router chooses")
+    p.add_argument("-k", "--top-k", type=int, help="facts the answer rests on [10]")
+    p.add_argument("--hops", type=int, choices=[1, 2, 3], help="graph walk depth [by query type]")
+    p.add_argument("--rrf-k", type=int, help="Reciprocal Rank Fusion constant [60]")
+    hyde = p.add_mutually_exclusive_group()
+    hyde.add_argument("--hyde", dest="hyde", action="store_true", default=None,
+                      help="always search with a hypothetical answer (HyDE)")
+    hyde.add_argument("--no-hyde", dest="hyde", action="store_false",
+                      help="never use HyDE [default: when the best similarity is below 0.55]")
+    p.add_argument("--no-cache", action="store_true", help="recompute every strategy, bypassing the cache")
+    p.add_argument("--json", action="store_true", help="print the answer, confidence and evidence as JSON")
+    args = p.parse_args(argv)
+
+    async def body(api: Api) -> None:
+        fields = {"strategies": args.strategies, "top-k": args.top_k, "hops": args.hops, "rrf-k": args.rrf_k,
+                  "hyde": args.hyde, "use-cache": False if args.no_cache else None}
+        fields = {k: v for k, v in fields.items() if v is not None}
+        if args.json:
+            print(json.dumps(await ask_json(api, args, fields), indent=2))
+            return
+        final = await print_answer(api, args, "search", fields)
+        print_confidence(final)
+
+    return run("tg-search", args, body)
+
+
+async def ask_json(api: Api, args: argparse.Namespace, fields: dict[str, Any]) -> dict[str, Any]:
+    request = {"query": args.question, "collection": args.collection, "explain": args.explainable, **fields}
+    answer, final = [], {}
+    async for message in api.stream(args.flow_id, "search", request):
+        if message.get("message_type") != "explain":
+            answer.append(message.get("response", ""))
+        if message.get("end_of_session"):
+            final = message
+    return {"answer": "".join(answer), "query_type": final.get("query_type"), "confidence": final.get("confidence"),
+            "evidence": final.get("evidence"), "sources": final.get("sources")}
+
+
+def print_confidence(final: dict[str, Any]) -> None:
+    block = final.get("confidence")
+    if not block:
+        return
+    print(f"\nConfidence: {block['confidence']:.2f}  (query type {final.get('query_type')}; "
+          f"{block['source_density']} source document(s); strategies: "
+          f"{', '.join(block['retrieval_strategies_used']) or 'none'})")
+    if block["low_confidence_warning"]:
+        print("WARNING: low confidence — the answer rests on one source document or less, or a strategy failed.")
+    for number, item in enumerate(final.get("evidence") or [], start=1):
+        ranks = ", ".join(f"{name} #{rank}" for name, rank in item["ranks"].items())
+        print(f"  {number:>2}. {item['text']}   [score {item['score']:.2f}; {ranks}]")

@@ -1,0 +1,1 @@
+"""The search service: hardened GraphRAG retrieval (routing, hybrid fusion, HyDE, graph walks, NL→SPARQL)."""

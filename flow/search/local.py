@@ -1,0 +1,73 @@
+"""The search tools over stores opened in this process, not over the bus: for the retrieval
+benchmark and the pipeline's unit tests, which measure retrieval itself, without messaging."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+
+from tracegraph.base.errors import LlmUnavailable, QueryError, RemoteError
+from tracegraph.base.llm.completion import Completion
+from tracegraph.base.provenance.vocab import RDFS
+from tracegraph.base.stores.keyword import KeywordIndex
+from tracegraph.base.stores.protocol import CollectionRef, TripleStore, VectorStore
+from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Term, Triple, iri
+from tracegraph.schemas.search import KeywordMatch
+from tracegraph.schemas.triples import SparqlQueryResponse
+
+Complete = Callable[[str, str], Awaitable[Completion]]
+
+
+class LocalSearchTools:
+    """`complete` is the LLM (None: none configured, the pipeline works offline)."""
+
+    def __init__(self, ref: CollectionRef, triples: TripleStore, vectors: VectorStore, keywords: KeywordIndex,
+                 embedder, complete: Complete | None = None) -> None:
+        self.ref, self.triples, self.vectors, self.keywords = ref, triples, vectors, keywords
+        self.embedder, self._complete = embedder, complete
+        self.embedding_model = getattr(embedder, "name", None)
+        self.saved: dict[str, str] = {}
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        return [list(v) for v in await self.embedder.embed(list(texts))]
+
+    async def nearest_entities(self, vector: Sequence[float], limit: int) -> list[tuple[str, float]]:
+        return [(h.id, h.score) for h in await self.vectors.search(self.ref, "entity", vector, limit)]
+
+    async def match(self, s: Term | None = None, p: IriTerm | None = None, o: Term | None = None,
+                    g: str | None = None, limit: int = 100) -> list[Triple]:
+        return await self.triples.match(self.ref, s, p, o, g, limit)
+
+    async def labels(self, iris: Sequence[str]) -> dict[str, str]:
+        found = {}
+        for value in iris:
+            hits = await self.triples.match(self.ref, s=iri(value), p=RDFS.label, limit=1)
+            if hits and isinstance(hits[0].o, LiteralTerm):
+                found[value] = hits[0].o.value
+        return found
+
+    async def keyword(self, text: str, limit: int) -> list[KeywordMatch]:
+        return [KeywordMatch(triple=h.triple, text=h.text, score=h.score)
+                for h in await self.keywords.search(self.ref, text, limit)]
+
+    async def sparql(self, query: str, *, limit: int, timeout: float) -> SparqlQueryResponse:
+        try:
+            result = await self.triples.query(self.ref, query, limit=limit, timeout=timeout)
+        except QueryError as exc:
+            raise RemoteError("bad-query", str(exc)) from exc
+        return SparqlQueryResponse(kind=result.kind, variables=list(result.variables),
+                                   bindings=[dict(r) for r in result.rows], boolean=result.boolean,
+                                   triples=list(result.triples), truncated=result.truncated)
+
+    async def complete(self, system: str, prompt: str) -> Completion:
+        if self._complete is None:
+            raise LlmUnavailable("no LLM configured")
+        return await self._complete(system, prompt)
+
+    async def stream(self, system: str, prompt: str) -> AsyncIterator[str | Completion]:
+        done = await self.complete(system, prompt)
+        yield done.text
+        yield done
+
+    async def save_answer(self, document_id: str, title: str, text: str) -> bool:
+        self.saved[document_id] = text
+        return True

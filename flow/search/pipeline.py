@@ -1,0 +1,244 @@
+"""The search pipeline: GraphRAG's chain with hardened retrieval in the middle.
+
+Grounding routes the question (rules, or the LLM when configured) and finds the entities it names.
+Exploration runs the planned strategies — BM25 first, since offline HyDE borrows its hits, then
+vector, graph walk and NL→SPARQL together — each through the cache where its result is a subgraph
+query. Focus fuses their lists by RRF and reranks the head. Synthesis answers from the kept facts
+and carries the confidence block, which the caller also receives on the last message."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+from tracegraph.base.errors import LlmUnavailable
+from tracegraph.base.llm.completion import Completion
+from tracegraph.base.provenance import query as prov
+from tracegraph.base.provenance import search as trace
+from tracegraph.base.provenance.query import SelectedEdge, Usage
+from tracegraph.base.provenance.uris import entity_uri
+from tracegraph.base.retrieval import router
+from tracegraph.base.retrieval.cache import SubgraphCache, cache_key
+from tracegraph.base.retrieval.nl_sparql import SchemaSummary
+from tracegraph.base.retrieval.confidence import ConfidenceBlock, Support, assess
+from tracegraph.base.retrieval.fusion import Fused, reciprocal_rank_fusion
+from tracegraph.base.retrieval.rerank import Reranker
+from tracegraph.flow.graph_rag.pipeline import OFFLINE_NOTE, Chunk, Explain, Finished, GraphRagPipeline
+from tracegraph.flow.graph_rag.pipeline import Limits as GraphRagLimits
+from tracegraph.flow.kg_extract import offline
+from tracegraph.flow.search import strategies as st
+from tracegraph.flow.search.strategies import Context, Limits, Run
+from tracegraph.schemas.rdf import IriTerm, Triple
+
+# A node every graph update touches: entries that depend on the whole collection (its schema) use it.
+ANY_CHANGE = "urn:tracegraph:cache:any-change"
+NOT_CACHED = ("vector", "bm25")  # index lookups: cheaper to redo than to keep fresh by node sets
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceItem:
+    triple: Triple
+    text: str
+    score: float
+    rrf: float
+    ranks: dict[str, int]
+    sources: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class SearchFinished(Finished):
+    confidence: ConfidenceBlock | None = None
+    evidence: tuple[EvidenceItem, ...] = ()
+    query_type: str = ""
+
+
+class SearchPipeline(GraphRagPipeline):
+    def __init__(self, tools, limits: Limits, *, reranker: Reranker, cache: SubgraphCache | None = None,
+                 scope: tuple[str, str] = ("default", "default"), strategies: Sequence[str] | None = None,
+                 hyde: bool | None = None) -> None:
+        super().__init__(tools, GraphRagLimits())
+        self.search_limits = limits
+        self.reranker, self.cache, self.scope = reranker, cache, scope
+        self.strategies, self.hyde = tuple(strategies) if strategies else None, hyde
+
+    def question_triples(self, q_uri: str, question: str, parent_uri: str | None) -> list[Triple]:
+        return [*super().question_triples(q_uri, question, parent_uri), *trace.search_question_triples(q_uri)]
+
+    async def _answer(self, session, q_uri: str, question: str, streaming: bool) -> AsyncIterator:
+        sid, limits = session.sid, self.search_limits
+        route, usage = await self._route(question)
+        session.usage += usage or Usage()
+        planned = self.strategies or route.strategies
+        names = [n for n in offline.extract(question).definitions if n]
+        named = await self._named(session, names)
+        g_uri = prov.step_uri("grounding", sid)
+        yield Explain(g_uri, [*prov.grounding_triples(g_uri, q_uri, [*names, question], usage, route.method),
+                              *trace.routing_triples(g_uri, route.query_type, planned)])
+
+        (vector,) = await self.tools.embed([question])
+        ctx = Context(question, vector, route, self.tools, limits, self._texts_for(session), session.labels, {},
+                      named, self.llm)
+        runs, records = await self.retrieve(ctx, planned, limits.hops or route.hops)
+        for run in runs.values():
+            session.usage += run.usage or Usage()
+        fused = reciprocal_rank_fusion({n: [t for t, _ in r.ranked] for n, r in runs.items() if r.ranked}, limits.rrf_k)
+        seeds = list(dict.fromkeys([*named, *(runs["graph"].nodes[:10] if "graph" in runs else [])]))
+        e_uri = prov.step_uri("exploration", sid)
+        yield Explain(e_uri, [*prov.exploration_triples(e_uri, g_uri, len(fused), seeds),
+                              *trace.strategy_triples(e_uri, sid, records)])
+
+        kept = await self.rerank(ctx, fused)
+        selected = [SelectedEdge(f.key.s, f.key.p, f.key.o, reasoning=_reason(f, score, rank), score=score)
+                    for rank, (f, score) in enumerate(kept, start=1)]
+        f_uri = prov.step_uri("focus", sid)
+        focus = prov.focus_triples(f_uri, e_uri, sid, selected, None,
+                                   f"RRF (k={limits.rrf_k}) over {', '.join(runs) or 'no strategy'}, "
+                                   f"then reranked by {self.reranker.name}")
+        for index, (f, _) in enumerate(kept):
+            focus += trace.selection_detail_triples(prov.edge_selection_uri(sid, index), f.score, list(f.ranks))
+        yield Explain(f_uri, [*focus, *trace.fusion_triples(f_uri, limits.rrf_k, self.reranker.name)])
+
+        answer, usage, method = "", None, OFFLINE_NOTE
+        async for piece in self._synthesise(session, question, selected, streaming):
+            if isinstance(piece, Completion):
+                answer, method = piece.text, f"LLM ({piece.model})"
+                usage = Usage(piece.in_token, piece.out_token, piece.model)
+            elif isinstance(piece, Chunk):
+                answer += piece.text
+                if streaming:
+                    yield piece
+        session.usage += usage or Usage()
+        evidence = [EvidenceItem(f.key, ctx.sentences.get(f.key, ""), score, f.score, dict(f.ranks),
+                                 sorted(await self._documents_of(edge)))
+                    for (f, score), edge in zip(kept, selected)]
+        block = assess([Support(e.score, len(e.ranks), frozenset(e.sources),
+                                tuple(t.iri for t in (e.triple.s, e.triple.o) if isinstance(t, IriTerm)))
+                        for e in evidence], [n for n, r in runs.items() if r.ranked],
+                       any(r.fell_back for r in runs.values()))
+        document = prov.answer_document_uri(sid)
+        saved = await self.tools.save_answer(document, f"Search Answer: {question[:50]}", answer)
+        s_uri = prov.step_uri("synthesis", sid)
+        yield Explain(s_uri, [*prov.synthesis_triples(s_uri, f_uri, document if saved else None, usage, method),
+                              *trace.confidence_triples(s_uri, block.confidence, block.evidence_nodes,
+                                                        block.source_density, block.retrieval_strategies_used,
+                                                        block.low_confidence_warning)])
+        yield SearchFinished(session.usage, await self._sources(selected), answer, block, tuple(evidence),
+                             route.query_type)
+
+    async def _route(self, question: str) -> tuple[router.Route, Usage | None]:
+        rules = router.route_by_rules(question)
+        if not self.llm:
+            return rules, None
+        try:
+            done = await self.tools.complete(router.ROUTER_SYSTEM, question)
+        except LlmUnavailable:
+            self.llm = False
+            return rules, None
+        usage = Usage(done.in_token, done.out_token, done.model)
+        chosen = router.parse_route(done.text)
+        if chosen is None:
+            return router.Route(rules.query_type, rules.strategies, rules.hops,
+                                f"{rules.method} (the LLM's reply named no query type)"), usage
+        return router.plan(chosen, f"LLM ({done.model}) classified it"), usage
+
+    async def _named(self, session, names: Sequence[str]) -> list[str]:
+        """The collection's entities the question names (an entity exists when it has a label)."""
+        wanted = {entity_uri(n): n for n in names}
+        found = await self.tools.labels(list(wanted)) if wanted else {}
+        session.labels.update(found)
+        return [e for e in wanted if e in found]
+
+    def _texts_for(self, session) -> Callable[[Sequence[Triple]], Awaitable[list[str]]]:
+        async def texts(edges: Sequence[Triple]) -> list[str]:
+            await self._fetch_labels(session, [term for e in edges for term in (e.s, e.p, e.o)])
+            return [" ".join([await self._label(session, e.s), await self._label(session, e.p),
+                              await self._label(session, e.o)]) for e in edges]
+        return texts
+
+    async def retrieve(self, ctx: Context, planned: Sequence[str], hops: int) -> tuple[dict[str, Run], list]:
+        """Every planned strategy's run, and the trace's record of each. A failed NL→SPARQL step
+        brings in vector retrieval if it was not planned."""
+        runs: dict[str, Run] = {}
+        records: dict[str, trace.StrategyRecord] = {}
+
+        async def one(name: str, compute: Callable[[], Awaitable[Run]], params: dict) -> None:
+            runs[name], records[name] = await self._cached(ctx, name, compute, params)
+
+        keyword_texts: list[str] = []
+        if "bm25" in planned:
+            await one("bm25", lambda: st.keyword_strategy(ctx), {})
+            keyword_texts = runs["bm25"].details.pop("texts", [])
+        question = " ".join(ctx.question.lower().split())
+        jobs = []
+        if "vector" in planned:
+            jobs.append(one("vector", lambda: st.vector_strategy(ctx, self.hyde, keyword_texts), {}))
+        if "graph" in planned:
+            jobs.append(one("graph", lambda: self._graph(ctx, hops),
+                            {"q": question, "hops": hops, "type": ctx.route.query_type, "seeds": ctx.named}))
+        if "sparql" in planned:
+            jobs.append(one("sparql", lambda: self._sparql(ctx),
+                            {"q": question, "type": ctx.route.query_type, "llm": ctx.llm, "seeds": ctx.named}))
+        await asyncio.gather(*jobs)
+        if any(r.fell_back for r in runs.values()) and "vector" not in runs:
+            await one("vector", lambda: st.vector_strategy(ctx, self.hyde, keyword_texts), {})
+        order = [n for n in ("graph", "sparql", "bm25", "vector") if n in runs]
+        return {n: runs[n] for n in order}, [records[n] for n in order]
+
+    async def _graph(self, ctx: Context, hops: int) -> Run:
+        seeds = {e: 1.0 for e in ctx.named}
+        for entity, similarity in await self.tools.nearest_entities(ctx.vector, 3):
+            seeds.setdefault(entity, max(similarity, 0.0))
+        return await st.graph_strategy(ctx, seeds, hops)
+
+    async def _sparql(self, ctx: Context) -> Run:
+        schema = await self._cached_value(ctx, "schema", lambda: st.collection_schema(ctx))
+        return await st.sparql_strategy(ctx, schema)
+
+    async def _cached(self, ctx: Context, name: str, compute: Callable[[], Awaitable[Run]],
+                      params: dict) -> tuple[Run, trace.StrategyRecord]:
+        started = time.perf_counter()
+        use = self.cache is not None and name not in NOT_CACHED
+        key = cache_key(self.scope, name, {**params, "limits": repr(ctx.limits)}) if use else ""
+        hit = await self.cache.get(self.scope, key) if use else None
+        run = Run.from_json(hit) if hit is not None else await compute()
+        if use and hit is None and not run.fell_back:
+            await self.cache.put(self.scope, key, run.to_json(), [*run.nodes, *st.touched(run.ranked), *ctx.named])
+        if hit is not None:
+            await self._texts_for_cached(ctx, run)
+        elapsed = round((time.perf_counter() - started) * 1000)
+        return run, trace.StrategyRecord(name, len(run.ranked), elapsed, hit is not None, run.notes,
+                                         {k: v for k, v in run.details.items() if k != "texts"})
+
+    async def _texts_for_cached(self, ctx: Context, run: Run) -> None:
+        await ctx.texts([t for t, _ in run.ranked])  # a cached run brings no labels with it
+
+    async def _cached_value(self, ctx: Context, name: str, compute):
+        """A collection-wide value (the schema summary), invalidated by any change to the collection."""
+        if self.cache is None:
+            return await compute()
+        key = cache_key(self.scope, name, {})
+        hit = await self.cache.get(self.scope, key)
+        if hit is not None:
+            return SchemaSummary.from_json(hit)
+        value = await compute()
+        await self.cache.put(self.scope, key, value.to_json(), [ANY_CHANGE])
+        return value
+
+    async def rerank(self, ctx: Context, fused: Sequence[Fused[Triple]]) -> list[tuple[Fused[Triple], float]]:
+        """The head of the fused list rescored by the reranker; the best `top_k` are kept."""
+        pool = list(fused[: ctx.limits.rerank_pool])
+        if not pool:
+            return []
+        texts = await ctx.texts([f.key for f in pool])
+        for f, text in zip(pool, texts):
+            ctx.sentences.setdefault(f.key, text)
+        scores = await self.reranker.scores(ctx.question, texts)
+        order = sorted(range(len(pool)), key=lambda i: (scores[i], pool[i].score), reverse=True)
+        return [(pool[i], scores[i]) for i in order[: ctx.limits.top_k]]
+
+
+def _reason(f: Fused[Triple], score: float, rank: int) -> str:
+    found = ", ".join(f"{name} #{r}" for name, r in f.ranks.items())
+    return f"found by {found}; RRF score {f.score:.4f}; reranked #{rank} with score {score:.3f}"

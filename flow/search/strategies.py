@@ -1,0 +1,287 @@
+"""The four retrieval strategies. Each turns one question into a best-first list of facts (edges of
+the knowledge graph) and says how it did; the pipeline fuses the lists. None of them talks to the
+bus directly: they use the search tools (flow/search/tools.py) and a shared `Context`."""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from tracegraph.base.errors import LlmUnavailable, RemoteError
+from tracegraph.base.provenance.query import Usage
+from tracegraph.base.retrieval import nl_sparql
+from tracegraph.base.retrieval.router import Route
+from tracegraph.flow.graph_rag.pipeline import skipped
+from tracegraph.flow.search.weights import edge_weights
+from tracegraph.schemas.rdf import IriTerm, Triple, iri
+
+log = logging.getLogger(__name__)
+Texts = Callable[[Sequence[Triple]], Awaitable[list[str]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Every default in one place; a request's non-None fields override them."""
+
+    top_k: int = 10  # facts the answer rests on
+    fetch: int = 30  # candidates each strategy returns
+    rerank_pool: int = 40  # fused candidates the reranker rescores
+    rrf_k: int = 60
+    hops: int | None = None  # None: the router's choice for the query type
+    vector_entities: int = 8
+    triple_limit: int = 40  # edges read around one node
+    walk_nodes: int = 60  # nodes the graph walk may expand, in all
+    min_weight: float = 0.2  # edges weighing less are pruned from the walk
+    hyde_threshold: float = 0.55
+    sparql_rows: int = 200
+    sparql_timeout: float = 5.0
+
+
+@dataclass
+class Run:
+    """One strategy's result: ranked (fact, score) pairs, what it touched, and what the trace should say."""
+
+    strategy: str
+    ranked: list[tuple[Triple, float]] = field(default_factory=list)
+    nodes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    details: dict[str, Any] = field(default_factory=dict)
+    fell_back: bool = False
+    usage: Usage | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"strategy": self.strategy, "ranked": [[t.model_dump(mode="json"), s] for t, s in self.ranked],
+                "nodes": self.nodes, "notes": self.notes, "details": self.details, "fell_back": self.fell_back}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Run":
+        return cls(data["strategy"], [(Triple.model_validate(t), s) for t, s in data["ranked"]], data["nodes"],
+                   data["notes"], data["details"], data["fell_back"])
+
+
+@dataclass
+class Context:
+    question: str
+    vector: list[float]
+    route: Route
+    tools: Any  # SearchTools
+    limits: Limits
+    texts: Texts  # labelled sentences of facts
+    labels: dict[str, str]  # IRI -> label, filled as facts are labelled
+    sentences: dict[Triple, str]  # fact -> its labelled sentence
+    named: list[str]  # entities the question names (their IRIs exist in the collection)
+    llm: bool
+
+
+def touched(ranked: Sequence[tuple[Triple, float]]) -> list[str]:
+    return list(dict.fromkeys(t.iri for f, _ in ranked for t in (f.s, f.o) if isinstance(t, IriTerm)))
+
+
+def cosine_to(vector: Sequence[float], vectors: Sequence[Sequence[float]]) -> list[float]:
+    if not vectors:
+        return []
+    m = np.asarray(vectors, dtype=np.float32)
+    q = np.asarray(vector, dtype=np.float32)
+    m /= np.clip(np.linalg.norm(m, axis=1, keepdims=True), 1e-12, None)
+    return [float(x) for x in m @ (q / max(float(np.linalg.norm(q)), 1e-12))]
+
+
+async def _around(ctx: Context, node: str) -> list[Triple]:
+    """The knowledge facts touching a node, in either direction (schema plumbing left out)."""
+    found = await ctx.tools.match(s=iri(node), limit=ctx.limits.triple_limit)
+    found += await ctx.tools.match(o=iri(node), limit=ctx.limits.triple_limit)
+    return [t.model_copy(update={"g": None}) for t in found if not skipped(t)]
+
+
+# ---------------------------------------------------------------- vector
+
+async def vector_search(ctx: Context, vector: Sequence[float]) -> tuple[list[tuple[Triple, float]], float]:
+    """Nearest entities to `vector`, then the facts around them ranked by their sentence's cosine
+    similarity to it; also the best similarity reached (HyDE's trigger)."""
+    entities = await ctx.tools.nearest_entities(vector, ctx.limits.vector_entities)
+    facts: dict[Triple, None] = {}
+    for entity, _ in entities:
+        facts.update(dict.fromkeys(await _around(ctx, entity)))
+    if not facts:
+        return [], 0.0
+    edges = list(facts)
+    similarity = cosine_to(vector, await ctx.tools.embed(await ctx.texts(edges)))
+    ranked = sorted(zip(edges, similarity), key=lambda x: x[1], reverse=True)[: ctx.limits.fetch]
+    return ranked, ranked[0][1]
+
+
+async def hypothetical_document(ctx: Context, keyword_texts: Sequence[str]) -> tuple[str, str, Usage | None]:
+    """HyDE's hypothetical answer: the LLM's, or offline the question followed by the best keyword
+    hits (pseudo-relevance feedback), which borrows the graph's own wording the same way."""
+    if ctx.llm:
+        try:
+            done = await ctx.tools.complete(
+                "Write a short factual paragraph that could answer the question, as a knowledge base would "
+                "state it. Invent plausible names if needed; do not hedge.", ctx.question)
+            return done.text.strip(), f"LLM ({done.model})", Usage(done.in_token, done.out_token, done.model)
+        except LlmUnavailable:
+            pass
+    text = " ".join([ctx.question, *keyword_texts[:3]])
+    return text, "offline: pseudo-relevance feedback (the question plus the 3 best keyword hits) in place of an LLM", None
+
+
+async def vector_strategy(ctx: Context, hyde: bool | None, keyword_texts: Sequence[str]) -> Run:
+    run = Run("vector")
+    ranked, raw = await vector_search(ctx, ctx.vector)
+    run.details["raw_similarity"] = round(raw, 4)
+    wanted = raw < ctx.limits.hyde_threshold if hyde is None else hyde
+    run.details["hyde_applied"] = False
+    if wanted:
+        text, method, run.usage = await hypothetical_document(ctx, keyword_texts)
+        (hyde_vector,) = await ctx.tools.embed([text])
+        hyde_ranked, best = await vector_search(ctx, hyde_vector)
+        run.details.update(hyde_similarity=round(best, 4), hypothetical_document=text[:500])
+        run.notes.append(f"HyDE ({method}): raw similarity {raw:.2f} "
+                         f"{'below' if raw < ctx.limits.hyde_threshold else 'not below, but asked for'} "
+                         f"{ctx.limits.hyde_threshold}; the hypothetical answer reached {best:.2f}")
+        if hyde_ranked:
+            ranked, run.details["hyde_applied"] = hyde_ranked, True
+    run.ranked = ranked
+    return run
+
+
+# ---------------------------------------------------------------- bm25
+
+async def keyword_strategy(ctx: Context) -> Run:
+    matches = await ctx.tools.keyword(ctx.question, ctx.limits.fetch)
+    run = Run("bm25", [(m.triple.model_copy(update={"g": None}), m.score) for m in matches])
+    for fact, m in zip((t for t, _ in run.ranked), matches):  # the index labels its facts: no lookups needed
+        ctx.sentences.setdefault(fact, m.text)
+    run.details["texts"] = [m.text for m in matches[:3]]
+    return run
+
+
+# ---------------------------------------------------------------- graph (local GraphRAG, RSN-04)
+
+_STEM = re.compile(r"[a-z]{3,}")
+
+
+def preferred(predicate_label: str, question: str, route: Route) -> bool:
+    """A predicate the question asks about: it shares a word stem (first 4 letters) with the
+    question, or it is one of the query type's relations."""
+    asked = {w[:4] for w in _STEM.findall(question.lower())}
+    words = {w[:4] for w in _STEM.findall(predicate_label.lower())}
+    if asked & words:
+        return True
+    pattern = nl_sparql.RELATION_CUES.get(route.query_type)
+    return bool(pattern and pattern.search(predicate_label))
+
+
+OTHER_PREDICATE_FACTOR = 0.5
+HOP_DECAY = 0.7
+
+
+async def graph_strategy(ctx: Context, seeds: dict[str, float], hops: int) -> Run:
+    """Breadth-first from the seed entities over `hops` hops. An edge scores its weight × the score of
+    the node it was reached from × 0.7 per further hop, halved when its predicate is not one the
+    question asks about; edges under `min_weight` are pruned and not walked through."""
+    run = Run("graph")
+    strength = dict(seeds)
+    scores: dict[Triple, float] = {}
+    frontier, visited, method = list(seeds), set(), ""
+    for hop in range(1, hops + 1):
+        edges: dict[Triple, str] = {}
+        for node in frontier:
+            if node in visited or len(visited) >= ctx.limits.walk_nodes:
+                continue
+            visited.add(node)
+            for t in await _around(ctx, node):
+                edges.setdefault(t, node)
+        if not edges:
+            break
+        await ctx.texts(list(edges))  # labels of predicates for the weights and preferences
+        weights, method = await edge_weights(ctx.tools, list(edges), ctx.labels)
+        following: dict[str, float] = {}
+        pruned = 0
+        for edge, origin in edges.items():
+            w = weights[edge]
+            if w < ctx.limits.min_weight:
+                pruned += 1
+                continue
+            factor = 1.0 if preferred(ctx.labels.get(edge.p.iri, ""), ctx.question, ctx.route) else OTHER_PREDICATE_FACTOR
+            score = strength[origin] * w * factor * HOP_DECAY ** (hop - 1)
+            if score > scores.get(edge, 0.0):
+                scores[edge] = score
+            other = edge.o if isinstance(edge.s, IriTerm) and edge.s.iri == origin else edge.s
+            if isinstance(other, IriTerm) and other.iri not in visited:
+                following[other.iri] = max(following.get(other.iri, 0.0), score)
+        run.notes.append(f"hop {hop}: {len(edges)} edge(s) around {len(frontier)} node(s), {pruned} pruned "
+                         f"under weight {ctx.limits.min_weight}")
+        strength.update({n: max(s, strength.get(n, 0.0)) for n, s in following.items()})
+        frontier = sorted(following, key=following.get, reverse=True)
+    if method:
+        run.notes.insert(0, method)
+    run.ranked = sorted(scores.items(), key=lambda x: x[1], reverse=True)[: ctx.limits.fetch]
+    run.nodes = list(visited)
+    return run
+
+
+# ---------------------------------------------------------------- sparql (NL→SPARQL, RSN-01/02)
+
+async def collection_schema(ctx: Context) -> nl_sparql.SchemaSummary:
+    rows = []
+    for query in nl_sparql.SCHEMA_QUERIES:
+        rows.append((await ctx.tools.sparql(query, limit=200, timeout=ctx.limits.sparql_timeout)).bindings)
+    return nl_sparql.schema_from_rows(*rows)
+
+
+async def sparql_strategy(ctx: Context, schema: nl_sparql.SchemaSummary) -> Run:
+    """The LLM writes a query from the collection's schema; offline a template does for dependency,
+    ownership and factual questions. A query that is not read-only is refused and logged; one that
+    is invalid, fails or times out leaves the answer to the other strategies, flagged low-confidence."""
+    run = Run("sparql")
+    entities = [(e, ctx.labels.get(e, e)) for e in ctx.named]
+    query: str | None = None
+    if ctx.llm:
+        try:
+            system, prompt = nl_sparql.generation_prompt(ctx.question, schema, entities)
+            done = await ctx.tools.complete(system, prompt)
+            run.usage = Usage(done.in_token, done.out_token, done.model)
+            query, how = nl_sparql.extract_query(done.text), f"LLM ({done.model})"
+        except LlmUnavailable:
+            query = None
+    if query is None:
+        predicates = nl_sparql.choose_predicates(ctx.question, schema, ctx.route.query_type)
+        query = nl_sparql.template_query(ctx.route.query_type, [e for e, _ in entities], predicates)
+        how = "offline: a query template over the named entities and the predicates the question asks about"
+        if query is None:
+            run.details["query_status"] = "skipped: no named entity to build a query from"
+            return run
+    run.details["generated_query"] = query
+    run.notes.append(how)
+    try:
+        safe = nl_sparql.check_read_only(query, ctx.limits.sparql_rows)
+    except nl_sparql.UnsafeQuery as exc:
+        log.warning("refused a generated SPARQL update for question %r: %s", ctx.question[:200], exc.reason)
+        return _fallback(run, f"refused: {exc.reason}")
+    except nl_sparql.RejectedQuery as exc:
+        return _fallback(run, f"invalid: {exc.reason}")
+    try:
+        result = await ctx.tools.sparql(safe, limit=ctx.limits.sparql_rows, timeout=ctx.limits.sparql_timeout)
+    except RemoteError as exc:
+        return _fallback(run, f"failed: {exc.message[:300]}")
+    edges = [e.model_copy(update={"g": None}) for e in nl_sparql.edges_from_result(result)]
+    if not edges:
+        for node in nl_sparql.nodes_from_result(result)[:10]:
+            edges += await _around(ctx, node)
+    edges = [e for e in dict.fromkeys(edges) if not skipped(e)]
+    run.ranked = [(e, 1.0 / (1 + i)) for i, e in enumerate(edges[: ctx.limits.fetch])]
+    run.details["query_status"] = f"ok: {len(result.bindings) or len(result.triples)} row(s)"
+    return run
+
+
+def _fallback(run: Run, status: str) -> Run:
+    run.details["query_status"] = status
+    run.fell_back = True
+    run.notes.append("fell back to the other strategies (vector retrieval included); answer flagged low-confidence")
+    return run
