@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from tracegraph.schemas.rdf import IriTerm
+from tracegraph.schemas.rdf import IriTerm, Triple
 
 
 class Vocabulary:
@@ -69,3 +69,13 @@ READABLE_PREDICATES = {
     "http://purl.org/dc/elements/1.1/title": "has title",
     "http://www.w3.org/2000/01/rdf-schema#label": "is labelled",
 }
+
+
+# Schema plumbing (labels, RDF/RDFS/OWL axioms): not knowledge to answer or search from; rdf:type is.
+PLUMBING_NAMESPACES = ("http://www.w3.org/1999/02/22-rdf-syntax-ns#", "http://www.w3.org/2000/01/rdf-schema#",
+                       "http://www.w3.org/2002/07/owl#")
+
+
+def is_knowledge(t: Triple) -> bool:
+    """A fact about the world rather than about the vocabulary."""
+    return t.p == RDF.type or not t.p.iri.startswith(PLUMBING_NAMESPACES)

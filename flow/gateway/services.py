@@ -13,7 +13,7 @@ from tracegraph.schemas.embeddings import EmbeddingsRequest, EmbeddingsResponse,
 from tracegraph.schemas.ingest import TriplesBatch
 from tracegraph.schemas.library import LibrarianRequest, LibrarianResponse
 from tracegraph.schemas.llm import TextCompletionRequest, TextCompletionResponse
-from tracegraph.schemas.search import SearchRequest, SearchResponse
+from tracegraph.schemas.search import KeywordQueryRequest, KeywordQueryResponse, SearchRequest, SearchResponse
 from tracegraph.schemas.retrieval import DocumentRagRequest, DocumentRagResponse, GraphRagRequest, GraphRagResponse
 from tracegraph.schemas.triples import (
     SparqlQueryRequest, SparqlQueryResponse, TriplesQueryRequest, TriplesQueryResponse,
@@ -39,6 +39,7 @@ FLOW_SERVICES: dict[str, tuple[type[Message], type[ServiceResponse]]] = {
     "document-rag": (DocumentRagRequest, DocumentRagResponse),
     "agent": (AgentRequest, AgentResponse),
     "search": (SearchRequest, SearchResponse),
+    "keyword-query": (KeywordQueryRequest, KeywordQueryResponse),
 }
 
 # POST /api/v1/{kind}?flow=F: the reasoning service's short routes (RSN-12) for flow services.

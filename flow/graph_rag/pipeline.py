@@ -11,7 +11,7 @@ from tracegraph.base.errors import ConfigError, LlmUnavailable
 from tracegraph.base.llm.completion import Completion
 from tracegraph.base.provenance import query as prov
 from tracegraph.base.provenance.query import SelectedEdge, Usage
-from tracegraph.base.provenance.vocab import DC, PROV, RDFS, READABLE_PREDICATES, TG
+from tracegraph.base.provenance.vocab import DC, PROV, RDFS, READABLE_PREDICATES, TG, is_knowledge
 from tracegraph.base.stores.protocol import SOURCE_GRAPH
 from tracegraph.flow.graph_rag.focus import (
     FOCUS_SYSTEM, Edge, focus_prompt, offline_selection, parse_selection, score_edges,
@@ -19,9 +19,6 @@ from tracegraph.flow.graph_rag.focus import (
 from tracegraph.flow.kg_extract import offline
 from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Term, Triple, TripleTerm, iri
 
-SKIPPED_NAMESPACES = ("http://www.w3.org/1999/02/22-rdf-syntax-ns#", "http://www.w3.org/2000/01/rdf-schema#",
-                      "http://www.w3.org/2002/07/owl#")
-RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 OFFLINE_NOTE = "offline (no LLM configured)"
 
 
@@ -274,4 +271,4 @@ class GraphRagPipeline:
 
 def skipped(t: Triple) -> bool:
     """Schema plumbing (labels, RDFS/OWL axioms) is not knowledge to answer from; rdf:type is."""
-    return t.p.iri != RDF_TYPE and t.p.iri.startswith(SKIPPED_NAMESPACES)
+    return not is_knowledge(t)

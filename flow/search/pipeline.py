@@ -208,7 +208,8 @@ class SearchPipeline(GraphRagPipeline):
         if hit is not None:
             await self._texts_for_cached(ctx, run)
         elapsed = round((time.perf_counter() - started) * 1000)
-        return run, trace.StrategyRecord(name, len(run.ranked), elapsed, hit is not None, run.notes,
+        notes = [*run.notes, f"served from the {self.cache.name} cache"] if hit is not None else run.notes
+        return run, trace.StrategyRecord(name, len(run.ranked), elapsed, hit is not None, notes,
                                          {k: v for k, v in run.details.items() if k != "texts"})
 
     async def _texts_for_cached(self, ctx: Context, run: Run) -> None:

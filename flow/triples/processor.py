@@ -1,18 +1,25 @@
 """triples: writes the quads other processors send, answers pattern and read-only SPARQL queries,
-and forgets a document on the librarian's request. The engine comes from settings."""
+and forgets a document on the librarian's request. The engine comes from settings.
+
+Once a change to a collection's default graph is stored, it announces it as GraphUpdate events,
+so indexes built from the graph (the keyword index) follow it."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable, Sequence
 
 from tracegraph.base.flow import Flow
 from tracegraph.base.processor import FlowProcessor
-from tracegraph.base.specs import Consumer, Service
+from tracegraph.base.specs import Consumer, Producer, Service
 from tracegraph.base.stores.protocol import CollectionRef, TripleStore
+from tracegraph.base.stores.terms import read_nquads
 from tracegraph.base.stores.triples_registry import triple_store_for
 from tracegraph.flow.triples.removal import remove_document
 from tracegraph.schemas.ingest import Metadata, Triples, TriplesBatch
+from tracegraph.schemas.rdf import IriTerm, Triple
+from tracegraph.schemas.search import GraphUpdate
 from tracegraph.schemas.triples import (
     DocumentRemovalRequest, DocumentRemovalResponse, SparqlQueryRequest, SparqlQueryResponse,
     TriplesQueryRequest, TriplesQueryResponse,
@@ -20,9 +27,36 @@ from tracegraph.schemas.triples import (
 
 log = logging.getLogger(__name__)
 
+UPDATE_BATCH = 5000  # triples per GraphUpdate: a bulk load becomes many modest messages
+
 
 def _ref(meta: Metadata | TriplesQueryRequest | SparqlQueryRequest | DocumentRemovalRequest) -> CollectionRef:
     return CollectionRef(meta.user, meta.collection)
+
+
+def _in_default_graph(triples: Iterable[Triple]) -> list[Triple]:
+    return [t for t in triples if not t.g]  # None, or upstream's ""
+
+
+def _nodes(triples: Iterable[Triple]) -> list[str]:
+    """The IRIs whose neighbourhood these triples change: their subjects and objects."""
+    return list(dict.fromkeys(term.iri for t in triples for term in (t.s, t.o) if isinstance(term, IriTerm)))
+
+
+def _batches(triples: Sequence[Triple]) -> list[list[Triple]]:
+    return [list(triples[i:i + UPDATE_BATCH]) for i in range(0, len(triples), UPDATE_BATCH)]
+
+
+def graph_updates(meta: Metadata, *, added: Sequence[Triple] = (), removed: Sequence[Triple] = (),
+                  nodes: Sequence[str] = ()) -> list[GraphUpdate]:
+    """The events announcing a stored change, at most UPDATE_BATCH triples each; [] for no change.
+    Extra `nodes` (e.g. orphaned entities) ride on the last event."""
+    updates = [GraphUpdate(metadata=meta, added=part, nodes=_nodes(part)) for part in _batches(added)]
+    updates += [GraphUpdate(metadata=meta, removed=part, nodes=_nodes(part)) for part in _batches(removed)]
+    if nodes:
+        last = updates.pop() if updates else GraphUpdate(metadata=meta)
+        updates.append(last.model_copy(update={"nodes": list(dict.fromkeys([*last.nodes, *nodes]))}))
+    return updates
 
 
 class TriplesProcessor(FlowProcessor):
@@ -32,6 +66,7 @@ class TriplesProcessor(FlowProcessor):
     query = Service("query", TriplesQueryRequest, TriplesQueryResponse, prefetch=32)
     sparql = Service("sparql", SparqlQueryRequest, SparqlQueryResponse, prefetch=8)
     remove = Service("remove", DocumentRemovalRequest, DocumentRemovalResponse, prefetch=2)
+    updates = Producer("graph-updates", GraphUpdate)
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -42,13 +77,22 @@ class TriplesProcessor(FlowProcessor):
         self._stack.push_async_callback(self.store.aclose)
         await super().start()
 
+    async def announce(self, flow: Flow, updates: list[GraphUpdate]) -> None:
+        """Send after the store succeeded: an event never claims a change that was not made. A failed
+        send fails the message, whose redelivery rewrites (idempotently) and sends again."""
+        for update in updates:
+            await flow[self.updates].send(update)
+
     @input.handler
     async def write(self, message: Triples, flow: Flow) -> None:
         await self.store.add(_ref(message.metadata), message.triples)
+        await self.announce(flow, graph_updates(message.metadata, added=_in_default_graph(message.triples)))
 
     @bulk.handler
     async def write_bulk(self, message: TriplesBatch, flow: Flow) -> None:
         await self.store.add_nquads(_ref(message.metadata), message.nquads)
+        added = _in_default_graph(await asyncio.to_thread(read_nquads, message.nquads))
+        await self.announce(flow, graph_updates(message.metadata, added=added))
 
     @query.handler
     async def answer_query(self, req: TriplesQueryRequest, flow: Flow) -> AsyncIterator[TriplesQueryResponse]:
@@ -56,7 +100,8 @@ class TriplesProcessor(FlowProcessor):
 
     @sparql.handler
     async def answer_sparql(self, req: SparqlQueryRequest, flow: Flow) -> AsyncIterator[SparqlQueryResponse]:
-        result = await self.store.query(_ref(req), req.query, limit=req.limit)
+        result = await self.store.query(_ref(req), req.query, limit=req.limit,
+                                        **({"timeout": req.timeout} if req.timeout else {}))
         yield SparqlQueryResponse(kind=result.kind, variables=list(result.variables),
                                   bindings=[dict(row) for row in result.rows], boolean=result.boolean,
                                   triples=list(result.triples), truncated=result.truncated)
@@ -64,6 +109,8 @@ class TriplesProcessor(FlowProcessor):
     @remove.handler
     async def forget(self, req: DocumentRemovalRequest, flow: Flow) -> AsyncIterator[DocumentRemovalResponse]:
         removal = await remove_document(self.store, _ref(req), req.document)
+        meta = Metadata(id=req.document, root=req.document, user=req.user, collection=req.collection)
+        await self.announce(flow, graph_updates(meta, removed=removal.facts, nodes=removal.orphaned_entities))
         log.info("removed %s from %s/%s: %d quads, %d chunks, %d orphaned entities", req.document, req.user,
                  req.collection, removal.removed, len(removal.chunks), len(removal.orphaned_entities))
         yield DocumentRemovalResponse(removed=removal.removed, chunks=removal.chunks,

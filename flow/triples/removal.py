@@ -20,6 +20,7 @@ class Removal:
     removed: int = 0
     chunks: list[str] = field(default_factory=list)
     orphaned_entities: list[str] = field(default_factory=list)
+    facts: list[Triple] = field(default_factory=list)  # what left the default graph, for the graph-update event
 
 
 async def _derived(store: TripleStore, ref: CollectionRef, root: str) -> list[str]:
@@ -61,12 +62,16 @@ async def remove_document(store: TripleStore, ref: CollectionRef, document: str)
             entities |= {term.iri for term in (fact.s, fact.o) if isinstance(term, IriTerm)}
     doomed += await store.match(ref, s=iri(document), g=DEFAULT_GRAPH, limit=_MANY)
     result.removed = await store.remove(ref, doomed)
+    result.facts = [t for t in doomed if t.g == DEFAULT_GRAPH]
     for entity in sorted(entities):
         if not entity.startswith(ENTITY_BASE):
             continue
         still = [t for t in await store.match(ref, s=iri(entity), g=DEFAULT_GRAPH, limit=10) if t.p != RDFS.label]
         still += await store.match(ref, o=iri(entity), g=DEFAULT_GRAPH, limit=1)
         if not still:
-            result.removed += await store.remove(ref, await store.match(ref, s=iri(entity), g=DEFAULT_GRAPH))
+            described = await store.match(ref, s=iri(entity), g=DEFAULT_GRAPH)
+            result.removed += await store.remove(ref, described)
+            result.facts += described
             result.orphaned_entities.append(entity)
+    result.facts = list(dict.fromkeys(result.facts))
     return result

@@ -1,0 +1,299 @@
+"""The keyword index: BM25 over a collection's facts, each indexed as the sentence its labels make.
+
+One tantivy index per collection under root/<user>/<collection>/ (CollectionRef names are safe
+folder names), so collections never share terms or statistics. Labels live in the same index as
+documents of their own, so a fact written later reads a label written earlier.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+import shutil
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator
+from functools import cache
+from pathlib import Path
+from typing import NamedTuple
+
+import tantivy
+
+from tracegraph.base.provenance.vocab import RDFS, READABLE_PREDICATES, is_knowledge
+from tracegraph.base.stores.protocol import CollectionRef
+from tracegraph.base.stores.terms import nt, to_ox
+from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Term, Triple, TripleTerm
+
+ANALYZER = "fact"  # the name our analyzer is registered under in every index
+WRITER_HEAP = 32_000_000  # bytes; tantivy wants at least 15 MB for one indexing thread
+MAX_QUERY_TERMS = 64  # a pasted essay still makes a bounded query
+LABEL_KEY = "label:"  # label documents are keyed "label:<iri>"; fact keys are hex digests
+
+
+class KeywordHit(NamedTuple):
+    triple: Triple
+    text: str
+    score: float
+
+
+is_fact = is_knowledge
+
+
+def readable(iri: str) -> str:
+    """A name for an IRI nobody labelled: its last segment, with '-' and '_' read as spaces."""
+    segment = re.split(r"[/#:]", iri.rstrip("/#:"))[-1] or iri
+    return re.sub(r"[-_]+", " ", segment).strip() or iri
+
+
+def fact_key(t: Triple) -> str:
+    """Stable across messages and engines: the digest of the fact's canonical N-Triples form."""
+    text = " ".join(nt(to_ox(term)) for term in (t.s, t.p, t.o))
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
+def iris_of(t: Triple) -> Iterator[str]:
+    """Every IRI a fact names, quoted triples included."""
+    for term in (t.s, t.p, t.o):
+        if isinstance(term, IriTerm):
+            yield term.iri
+        elif isinstance(term, TripleTerm):
+            yield from iris_of(term.triple)
+
+
+def sentence(t: Triple, labels: dict[str, str]) -> str:
+    """The words a fact says, e.g. "Helios Grid depends on Corvid Analytics"."""
+    predicate = labels.get(t.p.iri) or READABLE_PREDICATES.get(t.p.iri) or readable(t.p.iri)
+    words = (_words(t.s, labels), predicate, _words(t.o, labels))
+    return " ".join(w for w in words if w)
+
+
+def _words(term: Term, labels: dict[str, str]) -> str:
+    if isinstance(term, IriTerm):
+        return labels.get(term.iri) or readable(term.iri)
+    if isinstance(term, LiteralTerm):
+        return term.value
+    if isinstance(term, TripleTerm):
+        return sentence(term.triple, labels)
+    return ""  # a blank node's id means nothing to a reader
+
+
+def label_of(t: Triple) -> tuple[str, str] | None:
+    """(iri, label) when `t` is an rdfs:label of an IRI."""
+    if t.p == RDFS.label and isinstance(t.s, IriTerm) and isinstance(t.o, LiteralTerm):
+        return t.s.iri, t.o.value
+    return None
+
+
+def _analyzer() -> tantivy.TextAnalyzer:
+    """Words of letters and digits, lower-cased, ASCII-folded, English stop words dropped, stemmed:
+    used for both the indexed sentences and the query, so their terms always agree. A fresh one
+    per use (a few µs): an analyzer keeps state while it tokenizes, so threads do not share one."""
+    return (tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+            .filter(tantivy.Filter.remove_long(40))
+            .filter(tantivy.Filter.lowercase())
+            .filter(tantivy.Filter.ascii_fold())
+            .filter(tantivy.Filter.stopword("english"))
+            .filter(tantivy.Filter.stemmer("english"))
+            .build())
+
+
+@cache
+def _schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("key", stored=True, tokenizer_name="raw")
+    builder.add_text_field("node", tokenizer_name="raw")  # the IRIs a fact names, to re-label it
+    builder.add_text_field("text", stored=True, tokenizer_name=ANALYZER)
+    builder.add_bytes_field("triple", stored=True)  # the fact as wire JSON
+    builder.add_bytes_field("label", stored=True)
+    return builder.build()
+
+
+def query_terms(text: str) -> list[str]:
+    """The distinct index terms of user text; no syntax, so no text can make the query fail."""
+    return list(dict.fromkeys(_analyzer().analyze(text)))[:MAX_QUERY_TERMS]
+
+
+class _OpenIndex:
+    """One collection's tantivy index and, once it has written, its writer. Methods block: call
+    them from worker threads, and writes only under the collection's lock."""
+
+    def __init__(self, path: Path, writer_heap: int) -> None:
+        path.mkdir(parents=True, exist_ok=True)
+        self.index = tantivy.Index(_schema(), path=str(path), reuse=True)
+        self.index.register_tokenizer(ANALYZER, _analyzer())
+        self.writer_heap = writer_heap
+        self.writer: tantivy.IndexWriter | None = None
+
+    def apply(self, added: list[Triple], removed: list[Triple]) -> None:
+        if self.writer is None:
+            self.writer = self.index.writer(heap_size=self.writer_heap, num_threads=1)
+        try:
+            self._write(self.writer, added, removed)
+            self.writer.commit()
+        except BaseException:
+            self.writer.rollback()
+            raise
+        self.index.reload()  # the next search sees this write
+
+    def _write(self, writer: tantivy.IndexWriter, added: list[Triple], removed: list[Triple]) -> None:
+        searcher = self.index.searcher()  # the last commit: what is stored before this write
+        gone = {fact_key(t): t for t in removed if is_fact(t)}
+        facts = {fact_key(t): t.model_copy(update={"g": None}) for t in added if is_fact(t)}
+        labels, changed = self._relabel(writer, searcher, added, removed,
+                                        {iri for t in facts.values() for iri in iris_of(t)})
+        for key, fact in self._mentioning(searcher, changed):  # their sentences name a changed label
+            if key not in gone:
+                facts.setdefault(key, fact)
+        labels |= self._labels(searcher, {iri for t in facts.values() for iri in iris_of(t)} - labels.keys() - changed)
+        for key in gone.keys() - facts.keys():
+            writer.delete_documents_by_term("key", key)
+        for key, fact in facts.items():  # delete first: writing a fact twice leaves one document
+            writer.delete_documents_by_term("key", key)
+            writer.add_document(tantivy.Document(
+                key=key, node=list(dict.fromkeys(iris_of(fact))), text=sentence(fact, labels),
+                triple=fact.model_dump_json(by_alias=True, exclude_none=True).encode()))
+
+    def _relabel(self, writer: tantivy.IndexWriter, searcher: tantivy.Searcher, added: list[Triple],
+                 removed: list[Triple], mentioned: set[str]) -> tuple[dict[str, str], set[str]]:
+        """Store the labels `added` gives and drop those `removed` takes away; returns the labels
+        known for these IRIs and `mentioned` ones, and the IRIs whose label changed."""
+        unlabelled = [pair for pair in map(label_of, removed) if pair]
+        new_labels = dict(pair for pair in map(label_of, added) if pair)
+        labels = self._labels(searcher, {iri for iri, _ in unlabelled} | set(new_labels) | mentioned)
+        changed = {iri for iri, value in unlabelled if labels.get(iri) == value and iri not in new_labels}
+        changed |= {iri for iri, value in new_labels.items() if labels.get(iri) != value}
+        for iri in changed:
+            labels.pop(iri, None)
+            writer.delete_documents_by_term("key", LABEL_KEY + iri)
+            if iri in new_labels:
+                labels[iri] = new_labels[iri]
+                writer.add_document(tantivy.Document(key=LABEL_KEY + iri, label=new_labels[iri].encode()))
+        return labels, changed
+
+    @staticmethod
+    def _labels(searcher: tantivy.Searcher, iris: set[str]) -> dict[str, str]:
+        """The stored labels of these IRIs (those that have one)."""
+        if not iris:
+            return {}
+        query = tantivy.Query.term_set_query(_schema(), "key", [LABEL_KEY + iri for iri in iris])
+        found = {}
+        for _, address in searcher.search(query, len(iris), count=False).hits:
+            doc = searcher.doc(address)
+            found[doc.get_first("key").removeprefix(LABEL_KEY)] = doc.get_first("label").decode()
+        return found
+
+    @staticmethod
+    def _mentioning(searcher: tantivy.Searcher, iris: set[str]) -> Iterator[tuple[str, Triple]]:
+        """(key, fact) of every indexed fact that names one of these IRIs."""
+        if not iris or not searcher.num_docs:
+            return
+        query = tantivy.Query.term_set_query(_schema(), "node", sorted(iris))
+        for _, address in searcher.search(query, searcher.num_docs, count=False).hits:
+            doc = searcher.doc(address)
+            yield doc.get_first("key"), Triple.model_validate_json(doc.get_first("triple"))
+
+    def search(self, terms: list[str], limit: int) -> list[KeywordHit]:
+        schema = _schema()
+        query = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "text", term)) for term in terms])
+        searcher = self.index.searcher()
+        hits = []
+        for score, address in searcher.search(query, limit, count=False).hits:
+            doc = searcher.doc(address)
+            hits.append(KeywordHit(Triple.model_validate_json(doc.get_first("triple")), doc.get_first("text"), score))
+        return hits
+
+    def close(self) -> None:
+        """Let the writer finish its merges and release the index's lock file."""
+        if self.writer is not None:
+            writer, self.writer = self.writer, None
+            writer.wait_merging_threads()
+
+
+class KeywordIndex:
+    """BM25 search over each collection's facts; `apply` keeps it in step with the graph.
+
+    Keeps at most `max_open` indexes open (least recently used closed first), since every open
+    writer holds a heap. Writes to one collection run one at a time; searches never wait for them
+    once the collection is open.
+    """
+
+    def __init__(self, root: Path, *, max_open: int = 16, writer_heap: int = WRITER_HEAP) -> None:
+        self.root = root
+        self.max_open = max_open
+        self.writer_heap = writer_heap
+        self._open: OrderedDict[CollectionRef, _OpenIndex] = OrderedDict()
+        self._locks: dict[CollectionRef, asyncio.Lock] = {}
+
+    def path(self, ref: CollectionRef) -> Path:
+        return self.root / ref.user / ref.collection
+
+    async def apply(self, ref: CollectionRef, added: Iterable[Triple] = (), removed: Iterable[Triple] = ()) -> None:
+        """Index `added`, forget `removed` (removals first), and commit: a search right after sees it."""
+        added, removed = list(added), list(removed)
+        if not added and not removed:
+            return
+        async with self._lock(ref):
+            entry = await self._lease(ref, create=True)
+            await asyncio.to_thread(entry.apply, added, removed)
+        await self._evict()
+
+    async def search(self, ref: CollectionRef, text: str, limit: int = 20) -> list[KeywordHit]:
+        """The facts that best match `text`, best first; [] for no usable words or no such collection."""
+        terms = await asyncio.to_thread(query_terms, text)
+        if not terms or limit < 1:
+            return []
+        entry = self._open.get(ref)
+        if entry is None:
+            async with self._lock(ref):
+                entry = await self._lease(ref, create=False)
+            if entry is None:
+                return []
+            await self._evict()
+        else:
+            self._open.move_to_end(ref)
+        return await asyncio.to_thread(entry.search, terms, limit)
+
+    async def drop(self, ref: CollectionRef) -> None:
+        """Forget a collection: close its index and remove its folder."""
+        async with self._lock(ref):
+            await self._release(ref)
+            await asyncio.to_thread(shutil.rmtree, self.path(ref), True)
+
+    async def aclose(self) -> None:
+        for ref in list(self._open):
+            await self._close(ref)
+
+    def _lock(self, ref: CollectionRef) -> asyncio.Lock:
+        return self._locks.setdefault(ref, asyncio.Lock())
+
+    async def _lease(self, ref: CollectionRef, create: bool) -> _OpenIndex | None:
+        """The open index of `ref`, opened if need be (None if absent and not `create`); hold its lock."""
+        entry = self._open.get(ref)
+        if entry is None:
+            path = self.path(ref)
+            if not create and not await asyncio.to_thread(_has_index, path):
+                return None
+            entry = self._open[ref] = await asyncio.to_thread(_OpenIndex, path, self.writer_heap)
+        self._open.move_to_end(ref)
+        return entry
+
+    async def _evict(self) -> None:
+        """Close the least recently used indexes beyond `max_open`, skipping any being written."""
+        idle = [ref for ref in self._open if not self._lock(ref).locked()]
+        for ref in idle[:max(0, len(self._open) - self.max_open)]:
+            await self._close(ref)
+
+    async def _close(self, ref: CollectionRef) -> None:
+        async with self._lock(ref):
+            await self._release(ref)
+
+    async def _release(self, ref: CollectionRef) -> None:
+        """Close `ref`'s index; hold its lock, so whoever opens it next waits until the writer let go."""
+        entry = self._open.pop(ref, None)
+        if entry is not None:
+            await asyncio.to_thread(entry.close)
+
+
+def _has_index(path: Path) -> bool:
+    return path.is_dir() and tantivy.Index.exists(str(path))
