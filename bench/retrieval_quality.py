@@ -155,7 +155,10 @@ async def rankings(tools: LocalSearchTools, question: str, hyde_llm: bool) -> di
     four = reciprocal_rank_fusion({n: [t for t, _ in r.ranked] for n, r in runs.items()})
     out["RRF k=60 (vector + bm25 + graph)"] = [f.key for f in three]
     out["RRF k=60 (all four)"] = [f.key for f in four]
-    out["RRF (all four) + rerank (bi-encoder)"] = [f.key for f, _ in await pipeline.rerank(
+    out["RRF weighted (graph x3; not the default)"] = [f.key for f in reciprocal_rank_fusion(
+        {n: [t for t, _ in r.ranked] for n, r in runs.items()}, weights={"graph": 3})]
+    out["RRF (all four) + bi-encoder order alone"] = await _reranked_alone(pipeline, ctx, four)
+    out["RRF (all four) + rerank (bi-encoder, as a vote)"] = [f.key for f, _ in await pipeline.rerank(
         ctx_with(ctx, top_k=10), four)]
     hyde = SearchPipeline(tools, Limits(fetch=30), reranker=pipeline.reranker, hyde=True)
     hyde.llm = hyde_llm
@@ -167,6 +170,13 @@ async def rankings(tools: LocalSearchTools, question: str, hyde_llm: bool) -> di
                                       "vector": out[label]})
     out[f"RRF (all four, vector with {'HyDE' if hyde_llm else 'the stand-in'})"] = [f.key for f in fused_h]
     return out
+
+
+async def _reranked_alone(pipeline: SearchPipeline, ctx: Context, fused) -> list[Triple]:
+    """What the bi-encoder's order alone would keep (the pipeline uses it as one vote instead)."""
+    pool = list(fused[:ctx.limits.rerank_pool])
+    scores = await pipeline.reranker.scores(ctx.question, await ctx.texts([f.key for f in pool]))
+    return [pool[i].key for i in sorted(range(len(pool)), key=lambda i: scores[i], reverse=True)]
 
 
 def ctx_with(ctx: Context, **limits) -> Context:

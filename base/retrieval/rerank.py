@@ -21,6 +21,7 @@ Embed = Callable[[Sequence[str]], Awaitable[list[list[float]]]]
 
 class Reranker(Protocol):
     name: str  # written into the trace
+    decisive: bool  # True: its order is final; False: one vote beside the fused order
 
     async def scores(self, question: str, texts: Sequence[str]) -> list[float]:
         """One relevance score per text, higher is better."""
@@ -28,7 +29,10 @@ class Reranker(Protocol):
 
 
 class EmbeddingReranker:
-    """Cosine similarity of the question's and each candidate's embedding (a bi-encoder)."""
+    """Cosine similarity of the question's and each candidate's embedding (a bi-encoder): a weak
+    judge, so the pipeline counts its order as one vote, not the final word."""
+
+    decisive = False
 
     def __init__(self, embed: Embed, model: Callable[[], str | None] = lambda: None) -> None:
         self.embed = embed
@@ -50,6 +54,8 @@ class EmbeddingReranker:
 class EndpointReranker:
     """A cross-encoder behind HTTP: POST {model, query, documents} and read back
     `results: [{index, relevance_score}]` (Jina, Cohere, vLLM, llama.cpp) or `[{index, score}]` (TEI)."""
+
+    decisive = True  # reads question and candidate together: its order is final
 
     def __init__(self, url: str, model: str, timeout: float = 30.0) -> None:
         self.url, self.model = url, model

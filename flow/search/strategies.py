@@ -163,29 +163,55 @@ async def keyword_strategy(ctx: Context) -> Run:
 
 # ---------------------------------------------------------------- graph (local GraphRAG, RSN-04)
 
-_STEM = re.compile(r"[a-z]{3,}")
+_WORD = re.compile(r"[a-z]{3,}")
+_SUFFIXES = ("ing", "ies", "ed", "es", "er", "s")
 
 
-def preferred(predicate_label: str, question: str, route: Route) -> bool:
-    """A predicate the question asks about: it shares a word stem (first 4 letters) with the
-    question, or it is one of the query type's relations."""
-    asked = {w[:4] for w in _STEM.findall(question.lower())}
-    words = {w[:4] for w in _STEM.findall(predicate_label.lower())}
-    if asked & words:
-        return True
+def stem(word: str) -> str:
+    """A light English stemmer, enough to match a question's verb with a predicate label.
+
+    >>> [stem(w) for w in ("owns", "owned", "depends", "maintained", "supplies", "runs")]
+    ['own', 'own', 'depend', 'maintain', 'suppl', 'run']
+    """
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+_STOP = frozenset("the and for that which what who whom whose with from has have had its was were are this these "
+                  "those does did not any all how why when where into onto".split())
+
+
+def content_stems(text: str) -> set[str]:
+    return {stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP}
+
+
+def overlap(stems: set[str], text: str) -> int:
+    """Shared content words: breaks ties between edges of equal strength and weight."""
+    return len(stems & content_stems(text))
+
+
+def relation_factor(predicate_label: str, question: str, route: Route) -> float:
+    """How much the question asks about a predicate: 1 when they share a word stem ("owns" and
+    "is owned by"), 0.6 when it is one of the query type's relations, 0.3 otherwise."""
+    if content_stems(question) & content_stems(predicate_label):
+        return 1.0
     pattern = nl_sparql.RELATION_CUES.get(route.query_type)
-    return bool(pattern and pattern.search(predicate_label))
+    return 0.6 if pattern and pattern.search(predicate_label) else 0.3
 
 
-OTHER_PREDICATE_FACTOR = 0.5
 HOP_DECAY = 0.7
 
 
 async def graph_strategy(ctx: Context, seeds: dict[str, float], hops: int) -> Run:
-    """Breadth-first from the seed entities over `hops` hops. An edge scores its weight × the score of
-    the node it was reached from × 0.7 per further hop, halved when its predicate is not one the
-    question asks about; edges under `min_weight` are pruned and not walked through."""
+    """Breadth-first from the seed entities over `hops` hops. An edge scores its weight × its
+    predicate's `relation_factor` (how much the question asks about it) × the strength of the
+    node it was reached from. A seed has strength 1 (named) or its similarity (vector); a node
+    reached over an edge has its origin's strength × that factor × 0.7, so a path along asked-for
+    relations keeps its strength across hops. Edges under `min_weight` are pruned, not walked."""
     run = Run("graph")
+    asked = content_stems(ctx.question)
     strength = dict(seeds)
     scores: dict[Triple, float] = {}
     frontier, visited, method = list(seeds), set(), ""
@@ -199,7 +225,7 @@ async def graph_strategy(ctx: Context, seeds: dict[str, float], hops: int) -> Ru
                 edges.setdefault(t, node)
         if not edges:
             break
-        await ctx.texts(list(edges))  # labels of predicates for the weights and preferences
+        texts = dict(zip(edges, await ctx.texts(list(edges))))  # labels for weights, factors, ties
         weights, method = await edge_weights(ctx.tools, list(edges), ctx.labels)
         following: dict[str, float] = {}
         pruned = 0
@@ -208,13 +234,14 @@ async def graph_strategy(ctx: Context, seeds: dict[str, float], hops: int) -> Ru
             if w < ctx.limits.min_weight:
                 pruned += 1
                 continue
-            factor = 1.0 if preferred(ctx.labels.get(edge.p.iri, ""), ctx.question, ctx.route) else OTHER_PREDICATE_FACTOR
-            score = strength[origin] * w * factor * HOP_DECAY ** (hop - 1)
+            factor = relation_factor(ctx.labels.get(edge.p.iri, ""), ctx.question, ctx.route)
+            score = strength[origin] * w * factor * (1 + 0.05 * overlap(asked, texts.get(edge, "")))
             if score > scores.get(edge, 0.0):
                 scores[edge] = score
             other = edge.o if isinstance(edge.s, IriTerm) and edge.s.iri == origin else edge.s
             if isinstance(other, IriTerm) and other.iri not in visited:
-                following[other.iri] = max(following.get(other.iri, 0.0), score)
+                reach = strength[origin] * factor * HOP_DECAY
+                following[other.iri] = max(following.get(other.iri, 0.0), reach)
         run.notes.append(f"hop {hop}: {len(edges)} edge(s) around {len(frontier)} node(s), {pruned} pruned "
                          f"under weight {ctx.limits.min_weight}")
         strength.update({n: max(s, strength.get(n, 0.0)) for n, s in following.items()})
