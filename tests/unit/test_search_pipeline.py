@@ -4,6 +4,7 @@ HyDE, NL→SPARQL refusals and fallbacks, the confidence block, and the cache.""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import pytest
@@ -182,3 +183,13 @@ async def test_subgraph_queries_are_cached_until_a_change_touches_their_nodes(st
 
 
 REF_SCOPE = (REF.user, REF.collection)
+
+
+async def test_a_search_trace_conforms_to_the_shapes(stores, embedder):
+    from tracegraph.base.provenance.shacl import validate_trace
+    explains, _ = await ask(stores, embedder, "What does Helios Grid depend on?")
+    trace = [t for e in explains.values() for t in e.triples]
+    report = await asyncio.to_thread(validate_trace, trace)  # reads the shapes file
+    assert report.conforms, str(report)
+    broken = [t.model_copy(update={"o": type(t.o)(value="1.7")}) if t.p == TG.confidence else t for t in trace]
+    assert not (await asyncio.to_thread(validate_trace, broken)).conforms
