@@ -58,6 +58,13 @@ Step = Explain | Chunk | Finished
 
 
 @dataclass
+class Synthesised:
+    answer: str = ""
+    usage: Usage | None = None
+    method: str = OFFLINE_NOTE
+
+
+@dataclass
 class _Session:
     sid: str
     usage: Usage = field(default_factory=Usage)
@@ -106,16 +113,10 @@ class GraphRagPipeline:
         f_uri = prov.step_uri("focus", sid)
         yield Explain(f_uri, prov.focus_triples(f_uri, e_uri, sid, selected, usage, method, notes))
 
-        answer, usage, method = "", None, OFFLINE_NOTE
-        async for piece in self._synthesise(session, question, selected, streaming):
-            if isinstance(piece, Completion):
-                answer, method = piece.text, f"LLM ({piece.model})"
-                usage = Usage(piece.in_token, piece.out_token, piece.model)
-            elif isinstance(piece, Chunk):
-                answer += piece.text
-                if streaming:  # otherwise the whole answer travels in the final message
-                    yield piece
-        session.usage += usage or Usage()
+        done = Synthesised()
+        async for chunk in self._synthesis(session, question, selected, streaming, done):
+            yield chunk
+        answer, usage, method = done.answer, done.usage, done.method
         document = prov.answer_document_uri(sid)
         saved = await self.tools.save_answer(document, f"GraphRAG Answer: {question[:50]}", answer)
         s_uri = prov.step_uri("synthesis", sid)
@@ -214,6 +215,20 @@ class GraphRagPipeline:
                 return (offline_selection(scored, limit), usage, "offline fallback: the LLM selected no valid edge",
                         notes)
         return offline_selection(scored, limit), None, "offline: embedding similarity and graph distance", []
+
+    async def _synthesis(self, session: _Session, question: str, selected: list[SelectedEdge], streaming: bool,
+                         into: "Synthesised") -> AsyncIterator[Chunk]:
+        """The answer's chunks, when streaming (otherwise the whole answer travels in the final
+        message); the whole answer, its LLM use and method are left in `into`."""
+        async for piece in self._synthesise(session, question, selected, streaming):
+            if isinstance(piece, Completion):
+                into.answer, into.method = piece.text, f"LLM ({piece.model})"
+                into.usage = Usage(piece.in_token, piece.out_token, piece.model)
+            elif isinstance(piece, Chunk):
+                into.answer += piece.text
+                if streaming:
+                    yield piece
+        session.usage += into.usage or Usage()
 
     async def _synthesise(self, session: _Session, question: str, selected: list[SelectedEdge],
                           streaming: bool) -> AsyncIterator[Chunk | Completion]:

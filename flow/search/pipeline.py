@@ -14,7 +14,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from tracegraph.base.errors import LlmUnavailable
-from tracegraph.base.llm.completion import Completion
 from tracegraph.base.provenance import query as prov
 from tracegraph.base.provenance import search as trace
 from tracegraph.base.provenance.query import SelectedEdge, Usage
@@ -25,7 +24,7 @@ from tracegraph.base.retrieval.nl_sparql import SchemaSummary
 from tracegraph.base.retrieval.confidence import ConfidenceBlock, Support, assess
 from tracegraph.base.retrieval.fusion import Fused, reciprocal_rank_fusion
 from tracegraph.base.retrieval.rerank import Reranker
-from tracegraph.flow.graph_rag.pipeline import OFFLINE_NOTE, Chunk, Explain, Finished, GraphRagPipeline
+from tracegraph.flow.graph_rag.pipeline import Explain, Finished, GraphRagPipeline, Synthesised
 from tracegraph.flow.graph_rag.pipeline import Limits as GraphRagLimits
 from tracegraph.flow.kg_extract import offline
 from tracegraph.flow.search import strategies as st
@@ -100,16 +99,10 @@ class SearchPipeline(GraphRagPipeline):
             focus += trace.selection_detail_triples(prov.edge_selection_uri(sid, index), f.score, list(f.ranks))
         yield Explain(f_uri, [*focus, *trace.fusion_triples(f_uri, limits.rrf_k, self.reranker.name)])
 
-        answer, usage, method = "", None, OFFLINE_NOTE
-        async for piece in self._synthesise(session, question, selected, streaming):
-            if isinstance(piece, Completion):
-                answer, method = piece.text, f"LLM ({piece.model})"
-                usage = Usage(piece.in_token, piece.out_token, piece.model)
-            elif isinstance(piece, Chunk):
-                answer += piece.text
-                if streaming:
-                    yield piece
-        session.usage += usage or Usage()
+        done = Synthesised()
+        async for chunk in self._synthesis(session, question, selected, streaming, done):
+            yield chunk
+        answer, usage, method = done.answer, done.usage, done.method
         evidence = [EvidenceItem(f.key, ctx.sentences.get(f.key, ""), score, f.score, dict(f.ranks),
                                  sorted(await self._documents_of(edge)))
                     for (f, score), edge in zip(kept, selected)]
