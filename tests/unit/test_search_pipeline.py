@@ -193,3 +193,15 @@ async def test_a_search_trace_conforms_to_the_shapes(stores, embedder):
     assert report.conforms, str(report)
     broken = [t.model_copy(update={"o": type(t.o)(value="1.7")}) if t.p == TG.confidence else t for t in trace]
     assert not (await asyncio.to_thread(validate_trace, broken)).conforms
+
+
+async def test_a_pathological_generated_query_times_out_and_falls_back(stores, embedder):
+    product = " ".join(f"?s{i} ?p{i} ?o{i} ." for i in range(5))  # every fact five times over: millions of rows
+    llm = scripted("dependency", f"```sparql\nSELECT (COUNT(*) AS ?n) WHERE {{ {product} }}\n```", "An answer.")
+    explains, done = await ask(stores, embedder, "What does Helios Grid depend on?", llm=llm,
+                               limits={"sparql_timeout": 0.05})
+    exploration = explains["exploration"]
+    status = values(exploration, TG.queryStatus, runs(exploration)["sparql"])[0]
+    assert status.startswith("failed") and "timed out" in status
+    assert done.confidence.low_confidence_warning
+    assert done.evidence[0].triple == fact("Helios Grid", "depends on", "Corvid Analytics")
