@@ -262,13 +262,15 @@ class GraphRagPipeline:
 
     async def _sources(self, selected: list[SelectedEdge]) -> list[tuple[str, str]]:
         """The documents the selected edges were extracted from: subgraph → chunk → page → document."""
-        documents: dict[str, str] = {}
-        for edge in selected:
-            documents.update(await self._documents_of(edge))
-        return sorted(documents.items())
+        return merged_sources(await self._documents_per_edge(selected))
 
-    async def _documents_of(self, edge: SelectedEdge) -> dict[str, str]:
-        """Document IRI -> title, for every subgraph that contains the edge."""
+    async def _documents_per_edge(self, selected: list[SelectedEdge]) -> list[dict[str, str]]:
+        """Document IRI -> title for each edge; a document's title is looked up once."""
+        titles: dict[str, str] = {}
+        return [await self._documents_of(edge, titles) for edge in selected]
+
+    async def _documents_of(self, edge: SelectedEdge, titles: dict[str, str]) -> dict[str, str]:
+        """Document IRI -> title, for every subgraph that contains the edge; `titles` caches titles."""
         documents: dict[str, str] = {}
         quoted = TripleTerm(triple=Triple(s=edge.s, p=edge.p, o=edge.o))
         for holder in await self.tools.match(p=TG.contains, o=quoted, g=SOURCE_GRAPH, limit=5):
@@ -279,9 +281,16 @@ class GraphRagPipeline:
                     break
                 node, depth = parents[0].o, depth + 1
             if isinstance(node, IriTerm) and depth and node.iri not in documents:
-                titles = await self.tools.match(s=node, p=DC.title, limit=1)
-                documents[node.iri] = titles[0].o.value if titles else node.iri
+                if node.iri not in titles:
+                    found = await self.tools.match(s=node, p=DC.title, limit=1)
+                    titles[node.iri] = found[0].o.value if found else node.iri
+                documents[node.iri] = titles[node.iri]
         return documents
+
+
+def merged_sources(per_edge: list[dict[str, str]]) -> list[tuple[str, str]]:
+    """(document IRI, title) of all edges together, sorted."""
+    return sorted({uri: title for documents in per_edge for uri, title in documents.items()}.items())
 
 
 def skipped(t: Triple) -> bool:

@@ -24,7 +24,7 @@ from tracegraph.base.retrieval.nl_sparql import SchemaSummary
 from tracegraph.base.retrieval.confidence import ConfidenceBlock, Support, assess
 from tracegraph.base.retrieval.fusion import Fused, reciprocal_rank_fusion
 from tracegraph.base.retrieval.rerank import Reranker
-from tracegraph.flow.graph_rag.pipeline import Explain, Finished, GraphRagPipeline, Synthesised
+from tracegraph.flow.graph_rag.pipeline import Explain, Finished, GraphRagPipeline, Synthesised, merged_sources
 from tracegraph.flow.graph_rag.pipeline import Limits as GraphRagLimits
 from tracegraph.flow.kg_extract import offline
 from tracegraph.flow.search import strategies as st
@@ -103,9 +103,9 @@ class SearchPipeline(GraphRagPipeline):
         async for chunk in self._synthesis(session, question, selected, streaming, done):
             yield chunk
         answer, usage, method = done.answer, done.usage, done.method
-        evidence = [EvidenceItem(f.key, ctx.sentences.get(f.key, ""), score, f.score, dict(f.ranks),
-                                 sorted(await self._documents_of(edge)))
-                    for (f, score), edge in zip(kept, selected)]
+        documents = await self._documents_per_edge(selected)
+        evidence = [EvidenceItem(f.key, ctx.sentences.get(f.key, ""), score, f.score, dict(f.ranks), sorted(found))
+                    for (f, score), found in zip(kept, documents)]
         block = assess([Support(e.score, len(e.ranks), frozenset(e.sources),
                                 tuple(t.iri for t in (e.triple.s, e.triple.o) if isinstance(t, IriTerm)))
                         for e in evidence], [n for n, r in runs.items() if r.ranked],
@@ -117,7 +117,7 @@ class SearchPipeline(GraphRagPipeline):
                               *trace.confidence_triples(s_uri, block.confidence, block.evidence_nodes,
                                                         block.source_density, block.retrieval_strategies_used,
                                                         block.low_confidence_warning)])
-        yield SearchFinished(session.usage, await self._sources(selected), answer, block, tuple(evidence),
+        yield SearchFinished(session.usage, merged_sources(documents), answer, block, tuple(evidence),
                              route.query_type)
 
     async def _route(self, question: str) -> tuple[router.Route, Usage | None]:
