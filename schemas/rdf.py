@@ -6,6 +6,7 @@ subject or object may itself be a triple.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Annotated, ClassVar, Literal, Union
 
 from pydantic import Field
@@ -86,6 +87,12 @@ Triple.model_rebuild()
 def iri(value: str) -> IriTerm:
     """Shorthand for an IRI term."""
     return IriTerm(iri=value)
+
+
+def node_iris(triples: Iterable[Triple]) -> list[str]:
+    """The IRIs whose neighbourhood these triples are part of (subjects and objects), in order, once
+    each: both what a graph update announces and what a cached search result is filed under."""
+    return list(dict.fromkeys(term.iri for t in triples for term in (t.s, t.o) if isinstance(term, IriTerm)))
 
 
 def literal(value: object, datatype: str | None = None, language: str | None = None) -> LiteralTerm:

@@ -29,7 +29,7 @@ from tracegraph.flow.graph_rag.pipeline import Limits as GraphRagLimits
 from tracegraph.flow.kg_extract import offline
 from tracegraph.flow.search import strategies as st
 from tracegraph.flow.search.strategies import Context, Limits, Run
-from tracegraph.schemas.rdf import IriTerm, Triple
+from tracegraph.schemas.rdf import Triple, node_iris
 
 # A node every graph update touches: entries that depend on the whole collection (its schema) use it.
 ANY_CHANGE = "urn:tracegraph:cache:any-change"
@@ -107,7 +107,7 @@ class SearchPipeline(GraphRagPipeline):
         evidence = [EvidenceItem(f.key, ctx.sentences.get(f.key, ""), score, f.score, dict(f.ranks), sorted(found))
                     for (f, score), found in zip(kept, documents)]
         block = assess([Support(e.score, len(e.ranks), frozenset(e.sources),
-                                tuple(t.iri for t in (e.triple.s, e.triple.o) if isinstance(t, IriTerm)))
+                                tuple(node_iris([e.triple])))
                         for e in evidence], [n for n, r in runs.items() if r.ranked],
                        any(r.fell_back for r in runs.values()))
         document = prov.answer_document_uri(sid)
@@ -197,7 +197,8 @@ class SearchPipeline(GraphRagPipeline):
         hit = await self.cache.get(self.scope, key) if use else None
         run = Run.from_json(hit) if hit is not None else await compute()
         if use and hit is None and not run.fell_back:
-            await self.cache.put(self.scope, key, run.to_json(), [*run.nodes, *st.touched(run.ranked), *ctx.named])
+            nodes = [*run.nodes, *node_iris(t for t, _ in run.ranked), *ctx.named]
+            await self.cache.put(self.scope, key, run.to_json(), nodes)
         if hit is not None:
             await self._texts_for_cached(ctx, run)
         elapsed = round((time.perf_counter() - started) * 1000)

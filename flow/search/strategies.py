@@ -78,10 +78,6 @@ class Context:
     llm: bool
 
 
-def touched(ranked: Sequence[tuple[Triple, float]]) -> list[str]:
-    return list(dict.fromkeys(t.iri for f, _ in ranked for t in (f.s, f.o) if isinstance(t, IriTerm)))
-
-
 def cosine_to(vector: Sequence[float], vectors: Sequence[Sequence[float]]) -> list[float]:
     if not vectors:
         return []

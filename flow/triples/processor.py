@@ -18,7 +18,7 @@ from tracegraph.base.stores.terms import read_nquads
 from tracegraph.base.stores.triples_registry import triple_store_for
 from tracegraph.flow.triples.removal import remove_document
 from tracegraph.schemas.ingest import Metadata, Triples, TriplesBatch
-from tracegraph.schemas.rdf import IriTerm, Triple
+from tracegraph.schemas.rdf import Triple, node_iris
 from tracegraph.schemas.search import GraphUpdate
 from tracegraph.schemas.triples import (
     DocumentRemovalRequest, DocumentRemovalResponse, SparqlQueryRequest, SparqlQueryResponse,
@@ -38,11 +38,6 @@ def _in_default_graph(triples: Iterable[Triple]) -> list[Triple]:
     return [t for t in triples if not t.g]  # None, or upstream's ""
 
 
-def _nodes(triples: Iterable[Triple]) -> list[str]:
-    """The IRIs whose neighbourhood these triples change: their subjects and objects."""
-    return list(dict.fromkeys(term.iri for t in triples for term in (t.s, t.o) if isinstance(term, IriTerm)))
-
-
 def _batches(triples: Sequence[Triple]) -> list[list[Triple]]:
     return [list(triples[i:i + UPDATE_BATCH]) for i in range(0, len(triples), UPDATE_BATCH)]
 
@@ -51,8 +46,8 @@ def graph_updates(meta: Metadata, *, added: Sequence[Triple] = (), removed: Sequ
                   nodes: Sequence[str] = ()) -> list[GraphUpdate]:
     """The events announcing a stored change, at most UPDATE_BATCH triples each; [] for no change.
     Extra `nodes` (e.g. orphaned entities) ride on the last event."""
-    updates = [GraphUpdate(metadata=meta, added=part, nodes=_nodes(part)) for part in _batches(added)]
-    updates += [GraphUpdate(metadata=meta, removed=part, nodes=_nodes(part)) for part in _batches(removed)]
+    updates = [GraphUpdate(metadata=meta, added=part, nodes=node_iris(part)) for part in _batches(added)]
+    updates += [GraphUpdate(metadata=meta, removed=part, nodes=node_iris(part)) for part in _batches(removed)]
     if nodes:
         last = updates.pop() if updates else GraphUpdate(metadata=meta)
         updates.append(last.model_copy(update={"nodes": list(dict.fromkeys([*last.nodes, *nodes]))}))
