@@ -148,7 +148,7 @@ async def rankings(tools: LocalSearchTools, question: str, hyde_llm: bool) -> di
     pipeline = SearchPipeline(tools, Limits(fetch=30), reranker=EmbeddingReranker(tools.embed), hyde=False)
     pipeline.llm = False  # the router and NL→SPARQL run on rules and templates; HyDE is measured apart
     route = router.route_by_rules(question)
-    ctx = await context(pipeline, tools, question, route)
+    ctx = await pipeline.context(question, route)
     runs, _ = await pipeline.retrieve(ctx, SINGLE, route.hops)
     out = {f"{name} only": [t for t, _ in run.ranked] for name, run in runs.items()}
     three = reciprocal_rank_fusion({n: [t for t, _ in runs[n].ranked] for n in ("vector", "bm25", "graph")})
@@ -162,7 +162,7 @@ async def rankings(tools: LocalSearchTools, question: str, hyde_llm: bool) -> di
         ctx_with(ctx, top_k=10), four)]
     hyde = SearchPipeline(tools, Limits(fetch=30), reranker=pipeline.reranker, hyde=True)
     hyde.llm = hyde_llm
-    ctx_h = await context(hyde, tools, question, route)
+    ctx_h = await hyde.context(question, route)
     runs_h, _ = await hyde.retrieve(ctx_h, ("bm25", "vector"), route.hops)
     label = "vector + HyDE (LLM)" if hyde_llm else "vector + HyDE stand-in (offline pseudo-relevance feedback)"
     out[label] = [t for t, _ in runs_h["vector"].ranked]
@@ -182,17 +182,6 @@ async def _reranked_alone(pipeline: SearchPipeline, ctx: Context, fused) -> list
 def ctx_with(ctx: Context, **limits) -> Context:
     from dataclasses import replace
     return replace(ctx, limits=replace(ctx.limits, **limits))
-
-
-async def context(pipeline: SearchPipeline, tools, question: str, route) -> Context:
-    from tracegraph.flow.graph_rag.pipeline import _Session
-    from tracegraph.flow.kg_extract import offline
-    session = _Session("bench")
-    names = [n for n in offline.extract(question).definitions if n]
-    named = await pipeline._named(session, names)
-    (vector,) = await tools.embed([question])
-    return Context(question, vector, route, tools, pipeline.search_limits, pipeline._texts_for(session),
-                   session.labels, {}, named, pipeline.llm)
 
 
 def openai_completion(url: str):
@@ -251,7 +240,7 @@ async def latency(work: Path, edges: int, questions: int, embedder) -> None:
             pipeline.llm = False
             route = router.route_by_rules(question)
             for name in (*SINGLE, "all four + RRF + rerank"):
-                ctx = await context(pipeline, tools, question, route)
+                ctx = await pipeline.context(question, route)
                 began = time.perf_counter()
                 if name in SINGLE:
                     await pipeline.retrieve(ctx, (name,), route.hops)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
@@ -24,7 +25,9 @@ from tracegraph.base.retrieval.nl_sparql import SchemaSummary
 from tracegraph.base.retrieval.confidence import ConfidenceBlock, Support, assess
 from tracegraph.base.retrieval.fusion import Fused, reciprocal_rank_fusion
 from tracegraph.base.retrieval.rerank import Reranker
-from tracegraph.flow.graph_rag.pipeline import Explain, Finished, GraphRagPipeline, Synthesised, merged_sources
+from tracegraph.flow.graph_rag.pipeline import (
+    Explain, Finished, GraphRagPipeline, Synthesised, _Session, merged_sources,
+)
 from tracegraph.flow.graph_rag.pipeline import Limits as GraphRagLimits
 from tracegraph.flow.kg_extract import offline
 from tracegraph.flow.search import strategies as st
@@ -70,20 +73,16 @@ class SearchPipeline(GraphRagPipeline):
         route, usage = await self._route(question)
         session.usage += usage or Usage()
         planned = self.strategies or route.strategies
-        names = [n for n in offline.extract(question).definitions if n]
-        named = await self._named(session, names)
+        ctx = await self.context(question, route, session)
         g_uri = prov.step_uri("grounding", sid)
-        yield Explain(g_uri, [*prov.grounding_triples(g_uri, q_uri, [*names, question], usage, route.method),
+        yield Explain(g_uri, [*prov.grounding_triples(g_uri, q_uri, [*ctx.names, question], usage, route.method),
                               *trace.routing_triples(g_uri, route.query_type, planned)])
 
-        (vector,) = await self.tools.embed([question])
-        ctx = Context(question, vector, route, self.tools, limits, self._texts_for(session), session.labels, {},
-                      named, self.llm)
         runs, records = await self.retrieve(ctx, planned, limits.hops or route.hops)
         for run in runs.values():
             session.usage += run.usage or Usage()
         fused = reciprocal_rank_fusion({n: [t for t, _ in r.ranked] for n, r in runs.items() if r.ranked}, limits.rrf_k)
-        seeds = list(dict.fromkeys([*named, *(runs["graph"].nodes[:10] if "graph" in runs else [])]))
+        seeds = list(dict.fromkeys([*ctx.named, *(runs["graph"].nodes[:10] if "graph" in runs else [])]))
         e_uri = prov.step_uri("exploration", sid)
         yield Explain(e_uri, [*prov.exploration_triples(e_uri, g_uri, len(fused), seeds),
                               *trace.strategy_triples(e_uri, sid, records)])
@@ -119,6 +118,15 @@ class SearchPipeline(GraphRagPipeline):
                                                         block.low_confidence_warning)])
         yield SearchFinished(session.usage, merged_sources(documents), answer, block, tuple(evidence),
                              route.query_type)
+
+    async def context(self, question: str, route: router.Route, session: _Session | None = None) -> Context:
+        """What every strategy starts from: the entities the question names, and its embedding."""
+        session = session or _Session(str(uuid.uuid4()))
+        names = [n for n in offline.extract(question).definitions if n]
+        named = await self._named(session, names)
+        (vector,) = await self.tools.embed([question])
+        return Context(question, vector, route, self.tools, self.search_limits, self._texts_for(session),
+                       session.labels, {}, names, named, self.llm)
 
     async def _route(self, question: str) -> tuple[router.Route, Usage | None]:
         rules = router.route_by_rules(question)
@@ -162,7 +170,7 @@ class SearchPipeline(GraphRagPipeline):
         keyword_texts: list[str] = []
         if "bm25" in planned:
             await one("bm25", lambda: st.keyword_strategy(ctx), {})
-            keyword_texts = runs["bm25"].details.pop("texts", [])
+            keyword_texts = [ctx.sentences[fact] for fact, _ in runs["bm25"].ranked[:3]]
         question = " ".join(ctx.question.lower().split())
         jobs = []
         if "vector" in planned:
@@ -199,15 +207,9 @@ class SearchPipeline(GraphRagPipeline):
         if use and hit is None and not run.fell_back:
             nodes = [*run.nodes, *node_iris(t for t, _ in run.ranked), *ctx.named]
             await self.cache.put(self.scope, key, run.to_json(), nodes)
-        if hit is not None:
-            await self._texts_for_cached(ctx, run)
         elapsed = round((time.perf_counter() - started) * 1000)
         notes = [*run.notes, f"served from the {self.cache.name} cache"] if hit is not None else run.notes
-        return run, trace.StrategyRecord(name, len(run.ranked), elapsed, hit is not None, notes,
-                                         {k: v for k, v in run.details.items() if k != "texts"})
-
-    async def _texts_for_cached(self, ctx: Context, run: Run) -> None:
-        await ctx.texts([t for t, _ in run.ranked])  # a cached run brings no labels with it
+        return run, trace.StrategyRecord(name, len(run.ranked), elapsed, hit is not None, notes, run.details)
 
     async def _cached_value(self, ctx: Context, name: str, compute):
         """A collection-wide value (the schema summary), invalidated by any change to the collection."""

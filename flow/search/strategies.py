@@ -74,7 +74,8 @@ class Context:
     texts: Texts  # labelled sentences of facts
     labels: dict[str, str]  # IRI -> label, filled as facts are labelled
     sentences: dict[Triple, str]  # fact -> its labelled sentence
-    named: list[str]  # entities the question names (their IRIs exist in the collection)
+    names: list[str]  # entity names found in the question
+    named: list[str]  # the entities of those names that exist in the collection (have a label)
     llm: bool
 
 
@@ -153,7 +154,6 @@ async def keyword_strategy(ctx: Context) -> Run:
     run = Run("bm25", [(m.triple.model_copy(update={"g": None}), m.score) for m in matches])
     for fact, m in zip((t for t, _ in run.ranked), matches):  # the index labels its facts: no lookups needed
         ctx.sentences.setdefault(fact, m.text)
-    run.details["texts"] = [m.text for m in matches[:3]]
     return run
 
 
