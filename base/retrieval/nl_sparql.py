@@ -22,6 +22,7 @@ import pyoxigraph as ox
 
 from tracegraph.base.errors import TraceGraphError
 from tracegraph.base.provenance.vocab import RDF, RDFS, READABLE_PREDICATES
+from tracegraph.base.retrieval.relations import RELATION_CUES
 from tracegraph.base.stores.keyword import readable
 from tracegraph.base.stores.oxigraph import UPDATE_KEYWORDS, keywords
 from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Term, Triple
@@ -262,14 +263,6 @@ def _bounded(text: str, row_limit: int) -> str:
 
 TEMPLATE_TYPES = ("dependency", "ownership", "factual")
 
-# Words of predicate labels that name a query type's relations. They look at labels ("depends on",
-# "owned by", "supplied by"), not questions, so passive forms count; the router has its own patterns.
-RELATION_CUES: dict[str, re.Pattern[str]] = {
-    "dependency": re.compile(r"depend|\buse|\brel(?:y|ies|ied)\b|requir|\bcall|import|\bruns? on\b|"
-                             r"\bbu(?:y|ys|ying|ought)\b|suppl(?:y|ies|ied|ier)", re.I),
-    "ownership": re.compile(r"\bown|maintain|operat|\bru(?:n|ns|nning)\b(?!\s+on\b)|manag|responsib|chief|"
-                            r"\blead|\bled\b|found", re.I),
-}
 _WORD = re.compile(r"[a-z]{3,}")
 
 

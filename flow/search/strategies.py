@@ -5,7 +5,6 @@ bus directly: they use the search tools (flow/search/tools.py) and a shared `Con
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +14,7 @@ import numpy as np
 from tracegraph.base.errors import LlmUnavailable, RemoteError
 from tracegraph.base.provenance.query import Usage
 from tracegraph.base.retrieval import nl_sparql
+from tracegraph.base.retrieval.relations import RELATION_CUES, content_stems
 from tracegraph.base.retrieval.router import Route
 from tracegraph.flow.graph_rag.pipeline import skipped
 from tracegraph.flow.search.weights import edge_weights
@@ -159,41 +159,17 @@ async def keyword_strategy(ctx: Context) -> Run:
 
 # ---------------------------------------------------------------- graph (local GraphRAG, RSN-04)
 
-_WORD = re.compile(r"[a-z]{3,}")
-_SUFFIXES = ("ing", "ies", "ed", "es", "er", "s")
-
-
-def stem(word: str) -> str:
-    """A light English stemmer, enough to match a question's verb with a predicate label.
-
-    >>> [stem(w) for w in ("owns", "owned", "depends", "maintained", "supplies", "runs")]
-    ['own', 'own', 'depend', 'maintain', 'suppl', 'run']
-    """
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
-
-
-_STOP = frozenset("the and for that which what who whom whose with from has have had its was were are this these "
-                  "those does did not any all how why when where into onto".split())
-
-
-def content_stems(text: str) -> set[str]:
-    return {stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP}
-
-
 def overlap(stems: set[str], text: str) -> int:
     """Shared content words: breaks ties between edges of equal strength and weight."""
     return len(stems & content_stems(text))
 
 
-def relation_factor(predicate_label: str, question: str, route: Route) -> float:
-    """How much the question asks about a predicate: 1 when they share a word stem ("owns" and
-    "is owned by"), 0.6 when it is one of the query type's relations, 0.3 otherwise."""
-    if content_stems(question) & content_stems(predicate_label):
+def relation_factor(predicate_label: str, asked: set[str], route: Route) -> float:
+    """How much the question (its `content_stems`) asks about a predicate: 1 when they share a word
+    stem ("owns" and "is owned by"), 0.6 when it is one of the query type's relations, 0.3 otherwise."""
+    if asked & content_stems(predicate_label):
         return 1.0
-    pattern = nl_sparql.RELATION_CUES.get(route.query_type)
+    pattern = RELATION_CUES.get(route.query_type)
     return 0.6 if pattern and pattern.search(predicate_label) else 0.3
 
 
@@ -230,7 +206,7 @@ async def graph_strategy(ctx: Context, seeds: dict[str, float], hops: int) -> Ru
             if w < ctx.limits.min_weight:
                 pruned += 1
                 continue
-            factor = relation_factor(ctx.labels.get(edge.p.iri, ""), ctx.question, ctx.route)
+            factor = relation_factor(ctx.labels.get(edge.p.iri, ""), asked, ctx.route)
             score = strength[origin] * w * factor * (1 + 0.05 * overlap(asked, texts.get(edge, "")))
             if score > scores.get(edge, 0.0):
                 scores[edge] = score

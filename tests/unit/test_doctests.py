@@ -17,6 +17,7 @@ import tracegraph.flow.gateway.tenancy
 import tracegraph.cli.socket_client
 import tracegraph.base.retrieval.confidence
 import tracegraph.base.retrieval.fusion
+import tracegraph.base.retrieval.relations
 import tracegraph.base.retrieval.rerank
 import tracegraph.base.retrieval.router
 import tracegraph.flow.search.weights
@@ -27,7 +28,8 @@ import tracegraph.flow.search.weights
                                     tracegraph.cli.explain_render, tracegraph.cli.trace_store,
                                     tracegraph.flow.gateway.auth, tracegraph.flow.gateway.tenancy,
                                     tracegraph.cli.socket_client, tracegraph.base.retrieval.confidence,
-                                    tracegraph.base.retrieval.fusion, tracegraph.base.retrieval.rerank,
+                                    tracegraph.base.retrieval.fusion, tracegraph.base.retrieval.relations,
+                                    tracegraph.base.retrieval.rerank,
                                     tracegraph.base.retrieval.router, tracegraph.flow.search.weights])
 def test_doctests(module):
     result = doctest.testmod(module)
