@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import base64
 import json
 import statistics
 import sys
@@ -75,7 +76,7 @@ async def ingest(data_dir: Path) -> None:
                 reply = await api.request("librarian", {
                     "operation": "add-document", "collection": collection,
                     "document-metadata": {"id": "", "kind": "text/markdown", "title": title, "collection": collection},
-                    "content": __import__("base64").b64encode(text.encode()).decode()})
+                    "content": base64.b64encode(text.encode()).decode()})
                 ids.append(reply["document-metadata"]["id"])
                 await process(api, ids[-1], "default", collection)
             chunks = await wait_for_extraction(api, "default", ids, collection, timeout=900)

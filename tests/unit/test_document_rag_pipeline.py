@@ -9,7 +9,6 @@ from collections.abc import Sequence
 import pytest
 
 from tracegraph.base.errors import ConfigError, TransientError
-from tracegraph.base.llm.local_embed import LocalEmbedder
 from tracegraph.base.provenance.extraction import document_triples
 from tracegraph.base.provenance.vocab import PROV, RDF, RDFS, TG
 from tracegraph.base.stores.oxigraph import OxigraphTripleStore
@@ -46,11 +45,6 @@ class ChunkTools(StoreTools):
         ranked = sorted((RetrievedChunk(uri, cosine(vector, v), text, doc)
                          for (uri, doc, text), v in zip(self.texts, vectors)), key=lambda c: -c.score)
         return ranked[:limit]
-
-
-@pytest.fixture(scope="module")
-def embedder():
-    return LocalEmbedder()
 
 
 @pytest.fixture

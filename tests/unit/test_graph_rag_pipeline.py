@@ -8,7 +8,6 @@ import json
 import pytest
 
 from tracegraph.base.errors import ConfigError, TransientError
-from tracegraph.base.llm.local_embed import LocalEmbedder
 from tracegraph.base.provenance.vocab import PROV, RDF, RDFS, TG
 from tracegraph.base.stores.oxigraph import OxigraphTripleStore
 from tracegraph.flow.graph_rag.focus import edge_id
@@ -18,11 +17,6 @@ from tracegraph.schemas.rdf import TripleTerm
 from support.graph_rag import DOC, REF, StoreTools, knowledge
 
 QUESTION = "What does Helios Grid depend on?"
-
-
-@pytest.fixture(scope="module")
-def embedder():
-    return LocalEmbedder()
 
 
 @pytest.fixture

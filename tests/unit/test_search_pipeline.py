@@ -10,7 +10,6 @@ import logging
 import pytest
 
 from tracegraph.base.llm.completion import Completion
-from tracegraph.base.llm.local_embed import LocalEmbedder
 from tracegraph.base.provenance.uris import entity_uri
 from tracegraph.base.provenance.vocab import RDF, RDFS, TG
 from tracegraph.base.retrieval.cache import InProcessCache
@@ -27,11 +26,6 @@ from tracegraph.flow.search.strategies import Limits
 from support.graph_rag import FACTS, REF, fact, knowledge
 
 HELIOS = entity_uri("Helios Grid")
-
-
-@pytest.fixture(scope="module")
-def embedder():
-    return LocalEmbedder()
 
 
 @pytest.fixture
