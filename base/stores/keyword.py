@@ -3,6 +3,11 @@
 One tantivy index per collection under root/<user>/<collection>/ (CollectionRef names are safe
 folder names), so collections never share terms or statistics. Labels live in the same index as
 documents of their own, so a fact written later reads a label written earlier.
+
+What counts as a fact is `is_knowledge` (base/provenance/vocab.py), and nothing else: a document's
+description (dc:title, tg:mimeType, rdf:type tg:Document …), provenance and labels are never indexed.
+An index written under an older, looser rule is cleaned as it goes: a search never returns a stored
+entry the rule now refuses, and relabelling deletes such entries instead of writing them again.
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ class KeywordHit(NamedTuple):
     score: float
 
 
-is_fact = is_knowledge
+is_fact = is_knowledge  # the one rule; the name says what it means here
 
 
 def readable(iri: str) -> str:
@@ -137,12 +142,15 @@ class _OpenIndex:
 
     def _write(self, writer: tantivy.IndexWriter, added: list[Triple], removed: list[Triple]) -> None:
         searcher = self.index.searcher()  # the last commit: what is stored before this write
-        gone = {fact_key(t): t for t in removed if is_fact(t)}
+        # Every removal is deleted, fact or not: an entry an older rule let in can still be taken out.
+        gone = {fact_key(t): t for t in removed}
         facts = {fact_key(t): t.model_copy(update={"g": None}) for t in added if is_fact(t)}
         labels, changed = self._relabel(writer, searcher, added, removed,
                                         {iri for t in facts.values() for iri in iris_of(t)})
         for key, fact in self._mentioning(searcher, changed):  # their sentences name a changed label
-            if key not in gone:
+            if not is_fact(fact):  # stored under an older rule: drop it rather than write it again
+                gone.setdefault(key, fact)
+            elif key not in gone:
                 facts.setdefault(key, fact)
         labels |= self._labels(searcher, {iri for t in facts.values() for iri in iris_of(t)} - labels.keys() - changed)
         for key in gone.keys() - facts.keys():
@@ -193,14 +201,23 @@ class _OpenIndex:
             yield doc.get_first("key"), Triple.model_validate_json(doc.get_first("triple"))
 
     def search(self, terms: list[str], limit: int) -> list[KeywordHit]:
+        """The best `limit` facts, read a page at a time past any entry `is_fact` now refuses."""
         schema = _schema()
         query = tantivy.Query.boolean_query(
             [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "text", term)) for term in terms])
         searcher = self.index.searcher()
-        hits = []
-        for score, address in searcher.search(query, limit, count=False).hits:
-            doc = searcher.doc(address)
-            hits.append(KeywordHit(Triple.model_validate_json(doc.get_first("triple")), doc.get_first("text"), score))
+        hits: list[KeywordHit] = []
+        offset = 0
+        while len(hits) < limit:
+            page = searcher.search(query, limit, count=False, offset=offset).hits
+            for score, address in page:
+                doc = searcher.doc(address)
+                fact = Triple.model_validate_json(doc.get_first("triple"))
+                if is_fact(fact) and len(hits) < limit:
+                    hits.append(KeywordHit(fact, doc.get_first("text"), score))
+            if len(page) < limit:
+                break
+            offset += limit
         return hits
 
     def close(self) -> None:

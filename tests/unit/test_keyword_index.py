@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from tracegraph.base.provenance.vocab import RDF, RDFS, SKOS
+from tracegraph.base.provenance.extraction import document_triples
+from tracegraph.base.provenance.vocab import RDF, RDFS, SKOS, is_knowledge
+from tracegraph.base.stores import keyword
 from tracegraph.base.stores.keyword import KeywordIndex, is_fact, readable, sentence
 from tracegraph.base.stores.protocol import CollectionRef
 from tracegraph.schemas.rdf import Triple, iri, literal
@@ -78,6 +80,62 @@ async def test_literals_and_rdf_type_are_facts_but_labels_and_axioms_are_not(ind
     assert set(await facts(index, ALICE, "Helios Grid")) == {definition, typed}
     assert not is_fact(LABELS[0]) and not is_fact(axiom) and is_fact(typed)
     assert await facts(index, ALICE, "Meridian Dam") == []  # only a label mentions it
+
+
+B_BOY = fact("b-boy-song", "performed-by", "meek-mill")
+B_BOY_LABELS = [label(E + "b-boy-song", "B Boy (song)"), label(R + "performed-by", "performed by"),
+                label(E + "meek-mill", "Meek Mill")]
+
+
+def described(doc: str) -> list[Triple]:
+    """Everything the librarian writes about a document, every optional field given."""
+    return document_triples(doc, title="B Boy (song)", mime_type="text/plain", date="2026-03-01T10:00:00Z",
+                            source="https://en.wikipedia.org/wiki/B_Boy_(song)", creator="Wikipedia editors",
+                            page_count=2)
+
+
+@pytest.mark.parametrize("doc", ["urn:trustgraph:doc:0123abcd", "https://example.org/library/b-boy-song"])
+async def test_a_documents_description_is_never_indexed_only_the_fact_is(index, doc):
+    await index.apply(ALICE, [*described(doc), B_BOY, *B_BOY_LABELS])
+    found: set[Triple] = set()
+    for text in ["B Boy (song)", "B", "Boy", "song", "title", "has title", "document", "Document", "entity",
+                 "text plain", "mimeType mime type", "2026", "date", "Wikipedia editors", "wikipedia",
+                 "source", "creator", "page count 2", "b boy song document title mime type text plain date",
+                 "Meek Mill", "performed by"]:
+        hits = await index.search(ALICE, text, 20)
+        assert all(is_knowledge(h.triple) for h in hits), text
+        found |= {h.triple for h in hits}
+    assert found == {B_BOY}
+    assert [h.text for h in await index.search(ALICE, "B Boy (song)", 20)] == ["B Boy (song) performed by Meek Mill"]
+
+
+def looser_rule(t: Triple) -> bool:
+    """The rule before document metadata was excluded: only RDF/RDFS/OWL plumbing, rdf:type kept."""
+    return t.p == RDF.type or not t.p.iri.startswith(("http://www.w3.org/1999/02/22-rdf-syntax-ns#",
+                                                      "http://www.w3.org/2000/01/rdf-schema#",
+                                                      "http://www.w3.org/2002/07/owl#"))
+
+
+async def test_an_entry_a_looser_rule_let_in_is_never_returned_and_relabelling_drops_it(index, monkeypatch):
+    doc = "https://example.org/library/b-boy-song"
+    title = Triple(s=iri(doc), p=iri("http://purl.org/dc/elements/1.1/title"), o=literal("B Boy (song)"))
+    with monkeypatch.context() as old_rule:  # an index written before the rule was tightened
+        old_rule.setattr(keyword, "is_fact", looser_rule)
+        await index.apply(ALICE, [title, B_BOY, *B_BOY_LABELS])
+        assert title in await facts(index, ALICE, "B Boy title")
+    assert await facts(index, ALICE, "B Boy title", 1) == [B_BOY], "a search pages past the stale entry"
+    await index.apply(ALICE, [label(doc, "B Boy, the document")])  # a label change re-reads what names it
+    with monkeypatch.context() as old_rule:
+        old_rule.setattr(keyword, "is_fact", looser_rule)
+        assert await facts(index, ALICE, "B Boy title") == [B_BOY], "relabelling deleted, not rewrote, it"
+
+
+async def test_a_removal_takes_out_an_entry_a_looser_rule_let_in(index, monkeypatch):
+    mime = Triple(s=iri("https://example.org/d"), p=iri("https://trustgraph.ai/ns/mimeType"), o=literal("text/plain"))
+    monkeypatch.setattr(keyword, "is_fact", looser_rule)
+    await index.apply(ALICE, [mime, DEPENDS])
+    await index.apply(ALICE, removed=[mime])
+    assert await facts(index, ALICE, "text plain mime type") == []
 
 
 async def test_writing_a_fact_twice_leaves_one_document(index):
