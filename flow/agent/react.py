@@ -1,6 +1,7 @@
 """The ReAct loop as plain async code: think (the LLM) → act (a configured tool) → observe, until a final
 answer or the iteration bound, yielding messages and explain events as each step completes. Without an
-LLM it follows an honest offline strategy: ask the knowledge graph, then the documents. No bus here."""
+LLM it follows an honest offline strategy (offline.py): ask the knowledge graph, and the documents too when
+the graph's answer is weak. No bus here."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from tracegraph.base.errors import ConfigError, LlmUnavailable, TraceGraphError
 from tracegraph.base.llm.completion import Completion
 from tracegraph.base.provenance import agent as prov
 from tracegraph.base.provenance.query import Usage, failure_triples, now
+from tracegraph.flow.agent import offline
 from tracegraph.flow.agent.prompting import FinalAnswer, ToolCall, Unreadable, parse_reply, system_prompt, user_prompt
 from tracegraph.flow.agent.tool_config import ToolDefinition
 from tracegraph.flow.agent.tools import Relayed, ToolResult
@@ -25,7 +27,6 @@ from tracegraph.schemas.agent import AgentStep
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_ITERATIONS = 6
-OFFLINE_PLAN = {"knowledge-query": "the knowledge graph", "document-query": "the documents"}  # asked in this order
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,8 +73,8 @@ class _Session:
     previous: str  # the entity the next one derives from: the Question, then each Analysis
     usage: Usage = field(default_factory=Usage)
     offline: bool = False
-    offline_asked: list[str] = field(default_factory=list)  # tool types the offline strategy has tried
-    found: str | None = None  # the last step's result, when a retrieval tool found something
+    asked: list[offline.Asked] = field(default_factory=list)  # the offline strategy's steps, judged
+    outcome: tuple[ToolResult, str | None] = (ToolResult("", found=False), None)  # the last step's (result, error)
 
 
 class ReactAgent:
@@ -114,12 +115,14 @@ class ReactAgent:
                 return
             async for event in self._act(s, step, decision, usage, llm_ms):
                 yield event
-            if s.offline and s.found is not None:
-                async for event in self._conclude(s, s.found, "final-answer", notes=(OFFLINE_NOTE,)):
-                    yield event
-                return
-        if s.offline and self._next_offline_tool(s) is None:
-            ending = self._conclude(s, self._nothing_found(s), "nothing-found", notes=(OFFLINE_NOTE,))
+            if s.offline and isinstance(decision, ToolCall):  # a step of the offline plan: judge its answer
+                s.asked.append(offline.assess(s.question, self.tools[decision.tool].type, *s.outcome))
+                if s.asked[-1].strong:
+                    async for event in self._offline_conclusion(s):
+                        yield event
+                    return
+        if s.offline and offline.next_tool(self.tools, s.asked) is None:
+            ending = self._offline_conclusion(s)
         else:
             stopped = f"Stopped after {self.max_iterations} iterations without a final answer."
             ending = self._conclude(s, stopped, "max-iterations")
@@ -140,31 +143,13 @@ class ReactAgent:
                 s.offline = True
         return self._offline_decision(s), None, None
 
-    def _next_offline_tool(self, s: _Session) -> ToolDefinition | None:
-        for kind in OFFLINE_PLAN:
-            tool = next((t for t in self.tools.values() if t.type == kind), None)
-            if tool is not None and kind not in s.offline_asked:
-                return tool
-        return None
-
     def _offline_decision(self, s: _Session) -> ToolCall | None:
-        """Ask the next retrieval tool the question as it was put; None when none is left to ask."""
-        tool = self._next_offline_tool(s)
+        """Ask the plan's next retrieval tool the question as it was put, saying why; None when none is left."""
+        tool = offline.next_tool(self.tools, s.asked)
         if tool is None:
             return None
-        earlier = " and ".join(OFFLINE_PLAN[k] for k in s.offline_asked)
-        why = f"{earlier} had nothing on it, so" if earlier else "there is no model to plan with, so"
-        s.offline_asked.append(tool.type)
         argument = tool.arguments[0].name if tool.arguments else "question"
-        return ToolCall(f"{OFFLINE_NOTE}: {why} asking {OFFLINE_PLAN[tool.type]} (tool {tool.name}) the question "
-                        "as it was put.", tool.name, {argument: s.question})
-
-    def _nothing_found(self, s: _Session) -> str:
-        if not s.offline_asked:
-            return ("Offline answer (no LLM configured): no knowledge-query or document-query tool is configured, "
-                    "so nothing could be looked up.")
-        asked = " or ".join(OFFLINE_PLAN[k] for k in s.offline_asked)
-        return f"Offline answer (no LLM configured): nothing related to the question was found in {asked}."
+        return ToolCall(offline.thought(tool, s.asked), tool.name, {argument: s.question})
 
     async def _act(self, s: _Session, step: int, decision: ToolCall | Unreadable, usage: Usage | None,
                    llm_ms: int | None) -> AsyncIterator[Event]:
@@ -206,7 +191,11 @@ class ReactAgent:
         s.previous = uri
         s.steps.append(AgentStep(thought=decision.thought, action=action or "", observation=observation,
                                  arguments=decision.arguments if isinstance(decision, ToolCall) else {}))
-        s.found = result.text if not error and result.found and result.text else None
+        s.outcome = (result, error)
+
+    def _offline_conclusion(self, s: _Session) -> AsyncIterator[Event]:
+        answer, reason, notes = offline.conclusion(s.asked)
+        return self._conclude(s, answer, reason, notes=notes)
 
     async def _conclude(self, s: _Session, answer: str, reason: str, usage: Usage | None = None,
                         notes: tuple[str, ...] = ()) -> AsyncIterator[Event]:

@@ -35,11 +35,13 @@ class Relayed:
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    """The observation text; `found` is False when a retrieval tool had nothing to answer from."""
+    """The observation text; `found` is False when a retrieval tool had nothing to answer from, and
+    `low_confidence` says how the tool flagged its answer as poorly supported, when it did."""
 
     text: str
     found: bool = True
     usage: Usage | None = None
+    low_confidence: str | None = None
 
 
 class ToolServices(Protocol):
@@ -81,13 +83,22 @@ class ToolRunner:
 
 async def _retrieval(responses: AsyncIterator[GraphRagResponse | DocumentRagResponse]
                      ) -> AsyncIterator[Relayed | ToolResult]:
-    """GraphRAG and Document RAG answer alike: explain events, answer chunks, a final message."""
+    """GraphRAG and Document RAG answer alike: explain events, answer chunks, a final message. A
+    confidence block (on the final message, or as `tg:confidence` / `tg:lowConfidenceWarning` in the
+    trace, as the search service writes them) that flags the answer is passed on as `low_confidence`."""
     pieces: list[str] = []
     found = False
+    confidence: str | None = None
+    warned = False
     final: GraphRagResponse | DocumentRagResponse | None = None
     async for response in responses:
         if response.message_type == "explain":
-            found = found or any(t.p in _FOUND for t in response.explain_triples)
+            for t in response.explain_triples:
+                found = found or t.p in _FOUND
+                if t.p == TG.confidence:
+                    confidence = getattr(t.o, "value", None)
+                elif t.p == TG.lowConfidenceWarning:
+                    warned = warned or getattr(t.o, "value", None) == "true"
             yield Relayed(response.explain_id or "", response.explain_graph, response.explain_triples)
             continue
         pieces.append(response.response or "")
@@ -95,4 +106,10 @@ async def _retrieval(responses: AsyncIterator[GraphRagResponse | DocumentRagResp
             final = response
     usage = Usage(final.in_token, final.out_token, final.model) if final else None
     found = found or bool(final and final.sources)
-    yield ToolResult("".join(pieces).strip(), found=found, usage=usage)
+    block = getattr(final, "confidence", None)  # a search-shaped final message carries the block itself
+    if block is not None:
+        confidence, warned = f"{block.confidence:.2f}", warned or block.low_confidence_warning
+    low = None
+    if warned:
+        low = f"confidence {confidence}, with a low-confidence warning" if confidence else "a low-confidence warning"
+    yield ToolResult("".join(pieces).strip(), found=found, usage=usage, low_confidence=low)

@@ -208,6 +208,19 @@ async def test_offline_strategy_and_explain_off(tmp_path):
         analysis = explain_of(messages, "/i1")
         assert objects(analysis, "http://www.w3.org/2000/01/rdf-schema#comment") == [OFFLINE_NOTE]
         assert objects(analysis, TG_NS + "subTrace")[0].startswith("urn:trustgraph:question:")
+        assert [m["content"].split()[0] for m in messages if m["message_type"] == "action"] == ["knowledge-query"]
+
+        # The graph holds nothing on this, though it quotes its nearest facts: the documents are asked next.
+        unknown = await ask_agent(api, question="What is the capital of Mongolia?", session_id="unknown")
+        actions = [m["content"].split()[0] for m in unknown if m["message_type"] == "action"]
+        assert actions == ["knowledge-query", "document-query"]
+        thought = [m["content"] for m in unknown if m["message_type"] == "thought"][1]
+        assert thought.startswith(f"{OFFLINE_NOTE}: the graph's answer was weak: it shares none of the question's")
+        documents = explain_of(unknown, "/i2")
+        assert objects(documents, TG_NS + "thought") == [thought]
+        assert objects(documents, "http://www.w3.org/2000/01/rdf-schema#comment") == [OFFLINE_NOTE]
+        assert objects(documents, TG_NS + "subTrace")[0].startswith("urn:trustgraph:docrag:")
+        assert objects(explain_of(unknown, "/final"), "http://www.w3.org/ns/prov#wasDerivedFrom")[0].endswith("/i2")
 
         quiet = await ask_agent(api, session_id="quiet", explain=False)
         assert [m["message_type"] for m in quiet] == ["thought", "action", "observation", "answer", "answer"]

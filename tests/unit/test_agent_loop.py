@@ -4,6 +4,7 @@ bound, and the offline strategy."""
 
 from __future__ import annotations
 
+import doctest
 import json
 from collections.abc import Callable
 
@@ -14,13 +15,15 @@ from tracegraph.base.llm.completion import Completion
 from tracegraph.base.provenance import query as graph_prov
 from tracegraph.base.provenance.query import Usage, retrieval_triple
 from tracegraph.base.provenance.vocab import PROV, RDF, RDFS, TG
+from tracegraph.flow.agent import offline
 from tracegraph.flow.agent.react import Finished, ReactAgent, Say
 from tracegraph.flow.agent.tool_config import tools_from_config
 from tracegraph.flow.agent.tools import Relayed, ToolRunner
 from tracegraph.flow.graph_rag.pipeline import OFFLINE_NOTE, Explain
 from tracegraph.launch.registry import packaged_tools
-from tracegraph.schemas.rdf import iri
+from tracegraph.schemas.rdf import iri, literal
 from tracegraph.schemas.retrieval import DocumentRagResponse, GraphRagRequest, GraphRagResponse, Source
+from tracegraph.schemas.search import Confidence, SearchResponse
 
 QUESTION = "What does Helios Grid depend on?"
 GRAPH_ANSWER = "Helios Grid depends on Corvid Analytics."
@@ -31,11 +34,16 @@ def ask(tool: str, **arguments: str) -> str:
     return f"Thought: I will use {tool}.\nAction: {tool}\nAction Input: {json.dumps(arguments)}"
 
 
-def retrieval(answer: str, found: bool = True, kind: type = GraphRagResponse, sid: str = "sub") -> Callable:
-    """A scripted GraphRAG (or Document RAG) session: Question and Focus explain events, the answer, the end."""
+def retrieval(answer: str, found: bool = True, kind: type = GraphRagResponse, sid: str = "sub",
+              confidence: tuple[str, str] | None = None) -> Callable:
+    """A scripted GraphRAG (or Document RAG) session: Question and Focus explain events, the answer, the end.
+    `confidence` = (tg:confidence, tg:lowConfidenceWarning), written on the Focus as the search service does."""
     def answer_request(request: GraphRagRequest) -> list:
         question, focus = graph_prov.question_uri(sid), graph_prov.step_uri("focus", sid)
         selected = [retrieval_triple(focus, TG.selectedEdge, iri(graph_prov.edge_selection_uri(sid, 0)))] if found else []
+        if confidence:
+            selected += [retrieval_triple(focus, TG.confidence, literal(confidence[0])),
+                         retrieval_triple(focus, TG.lowConfidenceWarning, literal(confidence[1]))]
         return [kind(message_type="explain", explain_id=question, explain_graph="urn:graph:retrieval",
                      explain_triples=graph_prov.question_triples(question, request.query, "now", request.parent_uri)),
                 kind(message_type="explain", explain_id=focus, explain_graph="urn:graph:retrieval",
@@ -225,6 +233,7 @@ async def test_a_failing_llm_fails_the_request_after_closing_the_question():
 async def test_offline_the_knowledge_graph_answers():
     services = FakeServices(None, graph=retrieval("Offline answer (no LLM configured), quoting: Helios depends on Corvid."))
     events = await run(services)
+    assert [type(r).__name__ for r in services.requests] == ["GraphRagRequest"]
     assert [shape(e) for e in events] == [
         "explain question", "thought", "action", "relayed question", "relayed focus", "observation", "explain i1",
         "answer", "explain final", "finished"]
@@ -237,14 +246,133 @@ async def test_offline_the_knowledge_graph_answers():
     assert values(conclusion, RDFS.comment) == [OFFLINE_NOTE]
 
 
-async def test_offline_the_documents_are_asked_when_the_graph_has_nothing():
-    services = FakeServices(None, graph=retrieval("nothing", found=False),
-                            documents=retrieval("The report says Corvid.", kind=DocumentRagResponse, sid="doc"))
+NO_FACTS = "Offline answer (no LLM configured): the knowledge graph holds no facts related to the question."
+GRAPH_HEADER = "Offline answer (no LLM configured), quoting the knowledge graph's facts most related to the question:"
+DOCS_ANSWER = ("Offline answer (no LLM configured), quoting the documents most related to the question:\n"
+               '- "Helios Grid depends on Corvid Analytics for load forecasting." (helios-grid)')
+LOW = "the tool reported low confidence (confidence 0.21, with a low-confidence warning)"
+
+
+@pytest.mark.parametrize("graph, weak", [
+    # GraphRAG's own offline words, with and without an edge selected: the old loop stopped on the first.
+    (retrieval(NO_FACTS), f"it has no evidence: it says “{NO_FACTS}”"),
+    (retrieval(NO_FACTS, found=False), f"it has no evidence: it says “{NO_FACTS}”"),
+    (retrieval("", found=False), "it has no evidence: the tool returned no text"),
+    (retrieval(f"{GRAPH_HEADER}\n- Tarn Holdings is headquartered in Port Sable."),
+     "it shares none of the question's content words (Helios, Grid, depend)"),
+], ids=["says-no-facts", "no-evidence", "no-text", "unrelated-facts"])
+async def test_offline_a_weak_graph_answer_sends_the_agent_to_the_documents(graph, weak):
+    services = FakeServices(None, graph=graph, documents=retrieval(DOCS_ANSWER, kind=DocumentRagResponse, sid="doc"))
     events = await run(services)
     assert [type(r).__name__ for r in services.requests] == ["GraphRagRequest", "DocumentRagRequest"]
-    assert "the knowledge graph had nothing on it, so asking the documents" in said(events, "thought")[1]
-    assert said(events, "answer") == ["The report says Corvid."]
-    assert values(explained(events, "urn:trustgraph:agent:s1/final"), PROV.wasDerivedFrom) == ["urn:trustgraph:agent:s1/i2"]
+    assert [shape(e) for e in events] == [
+        "explain question", "thought", "action", "relayed question", "relayed focus", "observation", "explain i1",
+        "thought", "action", "relayed question", "relayed focus", "observation", "explain i2",
+        "answer", "explain final", "finished"]
+    i1, i2 = "urn:trustgraph:agent:s1/i1", "urn:trustgraph:agent:s1/i2"
+    thought = (f"{OFFLINE_NOTE}: the graph's answer was weak: {weak}; so asking the documents (tool document-query) "
+               "the question as it was put.")
+    assert said(events, "thought")[1] == thought
+    assert said(events, "action")[1] == f'document-query {{"question": "{QUESTION}"}}'
+    assert said(events, "answer") == [DOCS_ANSWER] and said(events, "observation")[1] == DOCS_ANSWER
+
+    analysis = explained(events, i2)  # traced as the graph's step is: an offline Analysis, its sub-trace linked
+    assert {TG.Analysis.iri, TG.ToolUse.iri} <= set(values(analysis, RDF.type)) and TG.Error.iri not in values(analysis, RDF.type)
+    assert values(analysis, TG.thought) == [thought] and values(analysis, TG.action) == ["document-query"]
+    assert json.loads(values(analysis, TG.arguments)[0]) == {"question": QUESTION}
+    assert values(analysis, TG.observation) == [DOCS_ANSWER] and values(analysis, TG.stepNumber) == ["2"]
+    assert values(analysis, TG.subTrace) == ["urn:trustgraph:question:doc"]
+    assert values(analysis, RDFS.comment) == [OFFLINE_NOTE] and not values(analysis, TG.llmDurationMs)
+    assert values(analysis, PROV.wasDerivedFrom) == [i1] and services.requests[1].parent_uri == i2
+    conclusion = explained(events, "urn:trustgraph:agent:s1/final")
+    assert values(conclusion, PROV.wasDerivedFrom) == [i2] and values(conclusion, TG.terminationReason) == ["final-answer"]
+    assert values(conclusion, TG.answer) == [DOCS_ANSWER]
+    assert set(values(conclusion, RDFS.comment)) == {OFFLINE_NOTE, f"the graph's answer was weak: {weak}"}
+
+
+async def test_offline_a_low_confidence_graph_answer_is_quoted_beside_the_documents_labelled():
+    graph = f"{GRAPH_HEADER}\n- Helios Grid depends on Corvid Analytics.\n- Helios Grid buys power from Meridian Dam."
+    services = FakeServices(None, graph=retrieval(graph, confidence=("0.21", "true")),
+                            documents=retrieval(DOCS_ANSWER, kind=DocumentRagResponse, sid="doc"))
+    events = await run(services)
+    assert f"the graph's answer was weak: {LOW}; so asking the documents" in said(events, "thought")[1]
+    # The graph's first fact is in the documents' sentence, so it is quoted once, not twice.
+    assert said(events, "answer") == [
+        "Offline answer (no LLM configured), quoting the documents and the knowledge graph:\n"
+        "From the documents:\n"
+        '- "Helios Grid depends on Corvid Analytics for load forecasting." (helios-grid)\n'
+        f"From the knowledge graph — weak: {LOW}:\n"
+        "- Helios Grid buys power from Meridian Dam."]
+
+
+async def test_a_confidence_block_on_the_final_message_is_read_as_low_confidence():
+    def search_shaped(request: GraphRagRequest) -> list:
+        block = Confidence(confidence=0.2, low_confidence_warning=True)
+        return [SearchResponse(response=GRAPH_ANSWER), SearchResponse(end_of_session=True, confidence=block)]
+    services = FakeServices(None, graph=search_shaped)
+    *_, result = [item async for item in services.runner.run(TOOLS["knowledge-query"], {"question": QUESTION}, "urn:i1")]
+    assert result.low_confidence == "confidence 0.20, with a low-confidence warning"
+    trusted = [item async for item in FakeServices(None).runner.run(TOOLS["knowledge-query"], {"question": QUESTION}, "")]
+    assert trusted[-1].low_confidence is None
+
+
+async def test_offline_a_strong_graph_answer_ends_without_asking_the_documents_and_is_said_once():
+    graph = (f"{GRAPH_HEADER}\n- Helios Grid depends on Corvid Analytics.\n- Helios Grid is a regional energy operator."
+             "\n- Helios Grid is defined as Helios Grid is a regional energy operator that runs the network of Northern Vale."
+             "\n- Helios Grid depends on Corvid Analytics.")
+    services = FakeServices(None, graph=retrieval(graph), documents=retrieval(DOCS_ANSWER, kind=DocumentRagResponse))
+    events = await run(services)
+    assert [type(r).__name__ for r in services.requests] == ["GraphRagRequest"]
+    assert len(said(events, "thought")) == 1 and said(events, "observation") == [graph]
+    (answer,) = said(events, "answer")
+    assert answer == (f"{GRAPH_HEADER}\n- Helios Grid depends on Corvid Analytics.\n- Helios Grid is defined as Helios "
+                      "Grid is a regional energy operator that runs the network of Northern Vale.")
+    assert values(explained(events, "urn:trustgraph:agent:s1/final"), RDFS.comment) == [OFFLINE_NOTE]
+
+
+async def test_offline_when_both_answers_are_weak_the_closest_is_quoted_and_said_to_be_weak():
+    unrelated = f"{GRAPH_HEADER}\n- Tarn Holdings is headquartered in Port Sable."
+    documents = retrieval('Offline answer (no LLM configured), quoting the documents most related to the question:\n'
+                          '- "Orbis Systems is owned by Tarn Holdings." (orbis-systems)', kind=DocumentRagResponse)
+    words = "it shares none of the question's content words (Helios, Grid, depend)"
+    events = await run(FakeServices(None, graph=retrieval(unrelated), documents=documents))
+    assert said(events, "answer") == [
+        "Offline answer (no LLM configured): neither the knowledge graph nor the documents gave a strong answer, so "
+        "this quotes the closest found:\n"
+        f"From the documents — weak: {words}:\n"
+        '- "Orbis Systems is owned by Tarn Holdings." (orbis-systems)']
+    conclusion = explained(events, "urn:trustgraph:agent:s1/final")
+    assert values(conclusion, TG.terminationReason) == ["final-answer"]
+    assert set(values(conclusion, RDFS.comment)) == {OFFLINE_NOTE, f"the graph's answer was weak: {words}",
+                                                     f"the documents' answer was weak: {words}"}
+
+    # Only the documents are configured, and their answer is weak.
+    only_documents = {name: tool for name, tool in TOOLS.items() if tool.type == "document-query"}
+    events = await run(FakeServices(None, documents=documents), tools=only_documents)
+    assert said(events, "answer")[0].startswith("Offline answer (no LLM configured): the documents gave no strong "
+                                                "answer, so this quotes the closest found:\nFrom the documents — weak: ")
+
+    # The documents fail: the graph's weak answer is all there is, and is quoted as such.
+    events = await run(FakeServices(None, graph=retrieval(unrelated), documents=failing(RemoteError("x", "down"))))
+    assert said(events, "thought")[1].startswith(f"{OFFLINE_NOTE}: the graph's answer was weak: {words}; so asking")
+    assert said(events, "answer") == [
+        "Offline answer (no LLM configured): neither the knowledge graph nor the documents gave a strong answer, so "
+        f"this quotes the closest found:\nFrom the knowledge graph — weak: {words}:\n"
+        "- Tarn Holdings is headquartered in Port Sable."]
+
+
+async def test_with_an_llm_a_weak_graph_answer_is_left_to_the_model():
+    services = FakeServices([ask("knowledge-query", question=QUESTION), "Thought: nothing there\nFinal Answer: Unknown."],
+                            graph=retrieval(NO_FACTS, found=False))
+    events = await run(services)
+    assert [type(r).__name__ for r in services.requests] == ["GraphRagRequest"]
+    assert said(events, "answer") == ["Unknown."]
+    assert not values(explained(events, "urn:trustgraph:agent:s1/i1"), RDFS.comment)
+
+
+def test_the_offline_strategy_doctests():
+    result = doctest.testmod(offline)
+    assert result.attempted > 0 and result.failed == 0
 
 
 async def test_offline_nothing_found_is_said_plainly():

@@ -1,0 +1,181 @@
+"""The agent's offline strategy, for when no LLM is configured: a fixed plan, stated in each step's
+thought. Ask the knowledge graph the question as it was put. When the graph's answer is weak, ask the
+documents too. An answer is weak when it has no evidence, when the tool flagged it as low-confidence,
+or when it shares none of the question's content words. Then answer from what was found, labelling
+each source when more than one is quoted. No I/O here: the loop runs the tools and traces the steps.
+
+    >>> asked = [assess("What is the capital of Mongolia?", "knowledge-query",
+    ...                 ToolResult("Offline answer (no LLM configured), quoting the knowledge graph's facts "
+    ...                            "most related to the question:\\n- Helios Grid depends on Corvid Analytics."), None)]
+    >>> asked[0].weak
+    "it shares none of the question's content words (capital, Mongolia)"
+    >>> thought(ToolDefinition(name="docs", type="document-query", description="d"), asked)  # doctest: +ELLIPSIS
+    "offline (no LLM configured): the graph's answer was weak: it shares none ...; so asking the documents..."
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from tracegraph.base.retrieval.relations import content_stems
+from tracegraph.flow.agent.tool_config import ToolDefinition
+from tracegraph.flow.agent.tools import ToolResult
+from tracegraph.flow.graph_rag.pipeline import OFFLINE_NOTE
+
+PLAN = {"knowledge-query": "the knowledge graph", "document-query": "the documents"}  # asked in this order
+_WHOSE = {"knowledge-query": "the graph's", "document-query": "the documents'"}
+ANSWER_PREFIX = "Offline answer (no LLM configured)"
+
+_HEADER = re.compile(r"^\s*Offline answer\b.*:\s*$")  # a RAG tool's offline header: "…, quoting the …:"
+# How an answer says it has nothing (GraphRAG's offline "holds no facts related", an LLM's "do not contain").
+_NOTHING = re.compile(r"\b(?:holds? no|no (?:related |relevant )?(?:facts|information|documents?|passages)\b|"
+                      r"(?:do|does|did) not (?:contain|mention|say)|nothing (?:related|relevant))", re.IGNORECASE)
+_WORD = re.compile(r"[A-Za-z]{3,}")
+_BULLET = re.compile(r"^\s*-\s+")
+_TITLE = re.compile(r"\s+\([^()]*\)\s*$")  # a quoted passage's "(document title)"
+
+
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """One retrieval tool's answer, as the offline strategy judged it."""
+
+    kind: str  # the tool's type, a key of PLAN
+    text: str
+    error: str | None = None  # the tool failed
+    weak: str | None = None  # why the answer is weak; None when it is strong, or when the tool failed
+    evidence: bool = False  # it rests on selected facts or passages
+    relevant: bool = False  # it shares content words with the question
+
+    @property
+    def strong(self) -> bool:
+        return self.error is None and self.weak is None
+
+    @property
+    def usable(self) -> bool:
+        """Something to quote: a text resting on evidence."""
+        return self.error is None and self.evidence and bool(self.text)
+
+
+def assess(question: str, kind: str, result: ToolResult, error: str | None) -> Asked:
+    """Judge a retrieval tool's answer to the question."""
+    text = result.text.strip()
+    if error:
+        return Asked(kind, text, error=error)
+    if not text:
+        return Asked(kind, text, weak="it has no evidence: the tool returned no text")
+    if "\n" not in text and _NOTHING.search(text):  # a one-line answer saying it found nothing
+        return Asked(kind, text, weak=f"it has no evidence: it says “{text}”")
+    if not result.found:
+        return Asked(kind, text, weak="it has no evidence: the tool selected no facts or passages to answer from")
+    reasons = []
+    if result.low_confidence:
+        reasons.append(f"the tool reported low confidence ({result.low_confidence})")
+    wanted = content_stems(question)
+    relevant = not wanted or bool(wanted & content_stems(_body(text)))
+    if not relevant:
+        words = dict.fromkeys(w for w in _WORD.findall(question) if content_stems(w))
+        reasons.append(f"it shares none of the question's content words ({', '.join(words)})")
+    return Asked(kind, text, weak="; ".join(reasons) or None, evidence=True, relevant=relevant)
+
+
+def next_tool(tools: Mapping[str, ToolDefinition], asked: Iterable[Asked]) -> ToolDefinition | None:
+    """The first retrieval tool of the plan not yet asked; None when none is left."""
+    done = {a.kind for a in asked}
+    for kind in PLAN:
+        tool = next((t for t in tools.values() if t.type == kind), None)
+        if tool is not None and kind not in done:
+            return tool
+    return None
+
+
+def thought(tool: ToolDefinition, asked: Sequence[Asked]) -> str:
+    """Why the plan asks `tool` now, labelled as offline."""
+    if not asked:
+        why = "there is no model to plan with, so"
+    elif asked[-1].error:
+        why = f"{PLAN[asked[-1].kind]} could not answer ({asked[-1].error}), so"
+    else:
+        why = f"{_WHOSE[asked[-1].kind]} answer was weak: {asked[-1].weak}; so"
+    return f"{OFFLINE_NOTE}: {why} asking {PLAN[tool.type]} (tool {tool.name}) the question as it was put."
+
+
+def conclusion(asked: Sequence[Asked]) -> tuple[str, str, tuple[str, ...]]:
+    """(answer, termination reason, notes for the Conclusion). A strong answer leads, with any earlier
+    answer quoted beside it whose only weakness was the tool's low confidence. With no strong answer,
+    the closest are quoted and said to be weak; with nothing to quote, that is said plainly."""
+    notes = (OFFLINE_NOTE, *(f"{_WHOSE[a.kind]} answer was weak: {a.weak}" for a in asked if a.weak))
+    usable = [a for a in asked if a.usable]
+    strong = [a for a in usable if a.strong]
+    if strong:
+        parts = [strong[-1], *(a for a in usable if a is not strong[-1] and a.relevant)]
+    else:
+        parts = [a for a in usable if a.relevant] or usable[-1:]
+    if not parts:
+        return _nothing_found(asked), "nothing-found", notes
+    lines = _distinct([(i, line) for i, a in enumerate(parts) for line in _body(a.text).splitlines()])
+    quoted = [(a, "\n".join(line for j, line in lines if j == i).strip()) for i, a in enumerate(parts)]
+    quoted = [(a, kept) for a, kept in quoted if kept]  # left out: a part whose every line another says in full
+    if len(quoted) == 1 and quoted[0][0].strong:
+        return _tidy(quoted[0][0].text), "final-answer", notes
+    if strong:
+        head = f"{ANSWER_PREFIX}, quoting {' and '.join(PLAN[a.kind] for a, _ in quoted)}:"
+    else:
+        names = [PLAN[a.kind] for a in asked]
+        gave = f"{names[0]} gave no" if len(names) == 1 else f"neither {' nor '.join(names)} gave a"
+        head = f"{ANSWER_PREFIX}: {gave} strong answer, so this quotes the closest found:"
+    sections = [f"From {PLAN[a.kind]}{f' — weak: {a.weak}' if a.weak else ''}:\n{kept}" for a, kept in quoted]
+    return "\n".join([head, *sections]), "final-answer", notes
+
+
+def _nothing_found(asked: Sequence[Asked]) -> str:
+    if not asked:
+        return (f"{ANSWER_PREFIX}: no knowledge-query or document-query tool is configured, so nothing could be "
+                "looked up.")
+    return f"{ANSWER_PREFIX}: nothing related to the question was found in {' or '.join(PLAN[a.kind] for a in asked)}."
+
+
+def _body(text: str) -> str:
+    """An answer without its offline header line, which names the tool, not what it found."""
+    lines = text.strip().splitlines()
+    return "\n".join(lines[1:] if lines and len(lines) > 1 and _HEADER.match(lines[0]) else lines).strip()
+
+
+def _tidy(text: str) -> str:
+    """An answer with the lines that repeat another line left out; its header kept."""
+    lines = text.strip().splitlines()
+    head = lines[:1] if len(lines) > 1 and _HEADER.match(lines[0]) else []
+    return "\n".join([*head, *(line for _, line in _distinct([(0, x) for x in lines[len(head):]]))])
+
+
+def _distinct(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """(part, line) in order, without a line that repeats an earlier one, or whose words (three or more)
+    appear whole in a longer line: GraphRAG quotes both "X is a regional operator" and "X is defined as X
+    is a regional operator that …", and a graph fact is often a quoted passage, shortened. Runs of blank
+    lines become one.
+
+    >>> _distinct([(0, "- A b c."), (0, "- Q A b c d."), (0, ""), (0, ""), (1, '- "A b c." (doc)'), (1, "- Z.")])
+    [(0, '- Q A b c d.'), (0, ''), (1, '- Z.')]
+    """
+    keys = [_key(line) for _, line in lines]
+    kept: list[tuple[int, str]] = []
+    for i, (part, line) in enumerate(lines):
+        key = keys[i]
+        if not line.strip():
+            if kept and kept[-1][1].strip():
+                kept.append((part, ""))
+            continue
+        if key and key in keys[:i]:
+            continue
+        if len(key.split()) >= 3 and any(other != key and f" {key} " in f" {other} " for other in keys):
+            continue
+        kept.append((part, line))
+    while kept and not kept[-1][1].strip():
+        kept.pop()
+    return kept
+
+
+def _key(line: str) -> str:
+    text = _TITLE.sub("", _BULLET.sub("", line)).strip().strip("\"“”").rstrip(".!?;:").strip()
+    return " ".join(re.findall(r"[\w'-]+", text.lower()))
