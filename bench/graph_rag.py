@@ -242,7 +242,7 @@ class StageTimer:
         from tracegraph.base.bus import codec
         from tracegraph.base.provenance import query as prov
         from tracegraph.flow.graph_rag import pipeline
-        from tracegraph.flow.graph_rag.processor import BusTools
+        from tracegraph.flow.retrieval_tools import BusRetrievalTools as BusTools
 
         timer = self
 
@@ -259,8 +259,10 @@ class StageTimer:
                     STAGE.reset(token)
             self._patch(pipeline.GraphRagPipeline, name, wrapper)
 
-        for name, label in (("_ground", "1 grounding (LLM concepts)"), ("_seeds", "2 seed lookup (vectors)"),
-                            ("_explore", "3 exploration"), ("_focus", "4 focus"), ("_sources", "6 sources tracing")):
+        for name, label in (("_ground", "1 grounding (LLM concepts)"), ("_rank", "2 passage ranking (PPR)"),
+                            ("_seeds", "2 seed lookup (vectors, no passages)"), ("_passage_edges", "3 exploration"),
+                            ("_explore", "3 exploration (walk, no passages)"), ("_focus", "4 focus"),
+                            ("_sources", "6 sources tracing")):
             stage(name, label)
 
         synthesise = pipeline.GraphRagPipeline._synthesise

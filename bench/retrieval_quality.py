@@ -45,7 +45,7 @@ from tracegraph.base.stores.qdrant import QdrantVectorStore  # noqa: E402
 from tracegraph.base.provenance.vocab import READABLE_PREDICATES  # noqa: E402
 from tracegraph.cli.api import Api  # noqa: E402
 from tracegraph.cli.library_upload import process, wait_for_extraction  # noqa: E402
-from tracegraph.flow.search.local import LocalSearchTools  # noqa: E402
+from tracegraph.base.retrieval.local import LocalRetrievalTools  # noqa: E402
 from tracegraph.flow.search.pipeline import SearchPipeline  # noqa: E402
 from tracegraph.flow.search.strategies import Context, Limits  # noqa: E402
 from tracegraph.launch.registry import PROCESSORS  # noqa: E402
@@ -91,7 +91,7 @@ def gold_key(fact: list[str]) -> tuple[str, str, str]:
     return tuple(x.strip().lower() for x in fact)
 
 
-async def labelled(tools: LocalSearchTools, triples: list[Triple], cache: dict[str, str]) -> list[tuple]:
+async def labelled(tools: LocalRetrievalTools, triples: list[Triple], cache: dict[str, str]) -> list[tuple]:
     out = []
     for t in triples:
         parts = []
@@ -121,7 +121,7 @@ async def quality(data_dir: Path, embedder, llm_url: str | None, limit: int | No
     try:
         for collection, items in sets.items():
             ref = CollectionRef("default", collection)
-            tools = LocalSearchTools(ref, triples, vectors, keywords, embedder, complete)
+            tools = LocalRetrievalTools(ref, triples, vectors, keywords, embedder, complete)
             labels: dict[str, str] = {}
             for item in items[:limit]:
                 rows = await rankings(tools, item["question"], hyde_llm=complete is not None)
@@ -144,7 +144,7 @@ async def quality(data_dir: Path, embedder, llm_url: str | None, limit: int | No
                 print(f"  {name:<44} {statistics.mean(values['r@5']):>9.3f} {statistics.mean(values['r@10']):>10.3f}")
 
 
-async def rankings(tools: LocalSearchTools, question: str, hyde_llm: bool) -> dict[str, list[Triple]]:
+async def rankings(tools: LocalRetrievalTools, question: str, hyde_llm: bool) -> dict[str, list[Triple]]:
     """Each strategy's own ranking, the fusions, and the reranked fusion, for one question."""
     pipeline = SearchPipeline(tools, Limits(fetch=30), reranker=EmbeddingReranker(tools.embed), hyde=False)
     pipeline.llm = False  # the router and NL→SPARQL run on rules and templates; HyDE is measured apart
@@ -234,7 +234,7 @@ async def latency(work: Path, edges: int, questions: int, embedder) -> None:
         print(f"  {counts['edges']:,} edges ({counts['triples']:,} triples, {counts['entities']:,} entities): "
               f"generated+loaded {loaded - started:.0f} s, keyword index {indexed - loaded:.0f} s, "
               f"{len(entities):,} entity vectors {vectored - indexed:.0f} s", flush=True)
-        tools = LocalSearchTools(ref, triples, vectors, keywords, embedder)
+        tools = LocalRetrievalTools(ref, triples, vectors, keywords, embedder)
         timings: dict[str, list[float]] = {}
         for question in synthetic_graph.sample_questions(questions, seed=3, edges=edges):
             pipeline = SearchPipeline(tools, Limits(), reranker=EmbeddingReranker(tools.embed))

@@ -10,14 +10,16 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import ClassVar
 
+from tracegraph.base.errors import ConfigError
 from tracegraph.base.flow import Flow
 from tracegraph.base.processor import FlowProcessor
 from tracegraph.base.settings import RuntimeSettings
 from tracegraph.base.specs import Client, Consumer, Service
+from tracegraph.base.stores.passages import Passage, PassageIndex
 from tracegraph.base.stores.protocol import CollectionRef, VectorItem, VectorKind, VectorStore
 from tracegraph.base.stores.qdrant import QdrantVectorStore
 from tracegraph.schemas.embeddings import (
-    EmbeddingsRequest, EmbeddingsResponse, VectorMatch, VectorQueryRequest, VectorQueryResponse,
+    EmbeddingsRequest, EmbeddingsResponse, PassageKeywordRequest, PassageKeywordResponse, VectorMatch, VectorQueryRequest, VectorQueryResponse,
     VectorRemovalRequest, VectorRemovalResponse,
 )
 from tracegraph.schemas.ingest import EntityContexts, Metadata, TextChunk
@@ -50,7 +52,13 @@ class VectorProcessor(FlowProcessor):
 
     @query.handler
     async def nearest(self, req: VectorQueryRequest, flow: Flow) -> AsyncIterator[VectorQueryResponse]:
-        hits = await self.store.search(CollectionRef(req.user, req.collection), self.kind, req.vector, req.limit)
+        ref = CollectionRef(req.user, req.collection)
+        if req.ids:
+            hits = await self.store.get(ref, self.kind, req.ids)
+        elif req.vector:
+            hits = await self.store.search(ref, self.kind, req.vector, req.limit)
+        else:
+            raise ConfigError("a vector query needs a vector or ids")
         yield VectorQueryResponse(matches=[
             VectorMatch(id=h.id, score=h.score, text=h.payload.get("text"), document=h.payload.get("document"))
             for h in hits])
@@ -61,7 +69,11 @@ class VectorProcessor(FlowProcessor):
         removed = await self.store.delete(ref, self.kind, req.ids) if req.ids else 0
         if req.document:
             removed += await self.store.delete_where(ref, self.kind, "document", req.document)
+        await self.forget_more(ref, req)
         yield VectorRemovalResponse(removed=removed)
+
+    async def forget_more(self, ref: CollectionRef, req: VectorRemovalRequest) -> None:
+        """What else a processor keeps about the removed items (the passage index)."""
 
 
 class GraphEmbeddingsProcessor(VectorProcessor):
@@ -78,13 +90,30 @@ class GraphEmbeddingsProcessor(VectorProcessor):
 
 
 class DocumentEmbeddingsProcessor(VectorProcessor):
-    """Chunk vectors, with the chunk's text and document in the payload for Document RAG."""
+    """Chunk vectors, with the chunk's text and document in the payload for Document RAG; and the
+    passage index (BM25 over the same chunks with their titles), so hybrid retrieval has both."""
 
     name = "document-embeddings"
     kind = "chunk"
     input = Consumer("input", TextChunk, prefetch=8)
+    keywords = Service("keyword-query", PassageKeywordRequest, PassageKeywordResponse, prefetch=32)
+
+    async def start(self) -> None:
+        self.passages = PassageIndex(self.settings.data_dir / "passages")
+        self._stack.push_async_callback(self.passages.aclose)
+        await super().start()
 
     @input.handler
     async def index(self, chunk: TextChunk, flow: Flow) -> None:
         payload = {"text": chunk.text, "document": chunk.document, "index": chunk.index}
         await self.index_texts(flow, chunk.metadata, [(chunk.metadata.id, chunk.text, payload)])
+        await self.passages.add(CollectionRef(chunk.metadata.user, chunk.metadata.collection), [
+            Passage(chunk.metadata.id, chunk.document, chunk.title, chunk.text)])
+
+    async def forget_more(self, ref: CollectionRef, req: VectorRemovalRequest) -> None:
+        await self.passages.remove(ref, req.ids, req.document)
+
+    @keywords.handler
+    async def keyword_search(self, req: PassageKeywordRequest, flow: Flow) -> AsyncIterator[PassageKeywordResponse]:
+        hits = await self.passages.search(CollectionRef(req.user, req.collection), req.query, req.limit)
+        yield PassageKeywordResponse(matches=[VectorMatch(id=h.id, score=h.score, document=h.document) for h in hits])

@@ -24,11 +24,13 @@ class EmbeddingsResponse(ServiceResponse):
 
 
 class VectorQueryRequest(Message):
-    """Nearest entities (graph embeddings) or chunks (document embeddings) to a vector."""
+    """Nearest entities (graph embeddings) or chunks (document embeddings) to a vector; or, with
+    `ids`, those items themselves (score 0), e.g. the text of passages a graph walk reached."""
 
     schema_name: ClassVar[str] = "vector-query-request"
 
-    vector: list[float]
+    vector: list[float] = []
+    ids: list[str] = Field([], max_length=1000)
     limit: int = Field(10, ge=1, le=1000)
     user: str = "default"
     collection: str = "default"
@@ -63,4 +65,22 @@ class VectorRemovalResponse(ServiceResponse):
     schema_name: ClassVar[str] = "vector-removal-response"
 
     removed: int = 0
+    end_of_stream: bool = False
+
+
+class PassageKeywordRequest(Message):
+    """BM25 over a collection's passages (each with its document's title), beside their vectors."""
+
+    schema_name: ClassVar[str] = "passage-keyword-request"
+
+    query: str = Field(max_length=20_000)
+    limit: int = Field(20, ge=1, le=1000)
+    user: str = "default"
+    collection: str = "default"
+
+
+class PassageKeywordResponse(ServiceResponse):
+    schema_name: ClassVar[str] = "passage-keyword-response"
+
+    matches: list[VectorMatch] = []  # id, BM25 score, document
     end_of_stream: bool = False

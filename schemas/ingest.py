@@ -39,6 +39,7 @@ class TextChunk(Message):
     text: str
     document: str
     index: int = Field(ge=1)
+    title: str = ""  # the document's title: what its text is about (the offline extractor's subject)
 
 
 class Triples(Message):

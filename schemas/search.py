@@ -12,8 +12,8 @@ from tracegraph.schemas.ingest import Metadata
 from tracegraph.schemas.retrieval import RagRequest, RagResponse
 from tracegraph.schemas.rdf import Triple
 
-STRATEGIES = ("vector", "bm25", "graph", "sparql")
-Strategy = Literal["vector", "bm25", "graph", "sparql"]
+STRATEGIES = ("vector", "bm25", "graph", "sparql", "ppr")
+Strategy = Literal["vector", "bm25", "graph", "sparql", "ppr"]
 
 
 class GraphUpdate(Message):

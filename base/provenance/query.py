@@ -29,6 +29,11 @@ def edge_selection_uri(sid: str, index: int) -> str:
     return f"urn:trustgraph:prov:edge:{sid}:{index}"
 
 
+def seed_uri(sid: str, index: int) -> str:
+    """A personalised PageRank restart point of an Exploration."""
+    return f"urn:trustgraph:prov:seed:{sid}:{index}"
+
+
 def answer_document_uri(sid: str) -> str:
     """Where the librarian keeps the answer text (upstream's id for GraphRAG answers)."""
     return f"urn:trustgraph:synthesis:{sid}"
@@ -63,6 +68,7 @@ class SelectedEdge:
     reasoning: str
     score: float | None = None
     concept: str | None = None
+    ppr: float | None = None  # the PPR score of the passage the edge came from
 
 
 def retrieval_triple(s: str, p: IriTerm, o: Term) -> Triple:
@@ -133,6 +139,8 @@ def focus_triples(focus: str, exploration: str, sid: str, edges: Sequence[Select
             out.append(retrieval_triple(selection, TG.score, literal(f"{edge.score:.4f}")))
         if edge.concept:
             out.append(retrieval_triple(selection, TG.concept, literal(edge.concept)))
+        if edge.ppr is not None:
+            out.append(retrieval_triple(selection, TG.pprScore, literal(f"{edge.ppr:.4f}")))
     return out
 
 

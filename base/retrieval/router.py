@@ -20,11 +20,23 @@ QUERY_TYPES = ("dependency", "ownership", "factual", "strategic", "vague")
 
 # Which strategies each type runs (all of them are fused), and how many hops the graph walk takes.
 PLANS: dict[str, tuple[tuple[str, ...], int]] = {
-    "dependency": (("graph", "sparql", "bm25", "vector"), 3),
-    "ownership": (("graph", "sparql", "bm25", "vector"), 2),
-    "factual": (("vector", "bm25", "graph", "sparql"), 2),
-    "strategic": (("vector", "bm25", "graph"), 1),
-    "vague": (("vector", "bm25"), 1),
+    "dependency": (("graph", "ppr", "sparql", "bm25", "vector"), 3),
+    "ownership": (("graph", "ppr", "sparql", "bm25", "vector"), 2),
+    "factual": (("ppr", "vector", "bm25", "graph", "sparql"), 2),
+    "strategic": (("ppr", "vector", "bm25", "graph"), 1),
+    "vague": (("ppr", "vector", "bm25"), 1),
+}
+
+# How much each strategy's ranks count in the fusion, per query type (weighted RRF; unnamed: 1). The
+# passage walk (`ppr`) is the only strategy that reaches a second document on its own, so equal votes
+# let the first-hop strategies, which agree with each other, bury what only it found; the graph walk
+# follows the asked relation across hops for dependency and ownership questions.
+FUSION_WEIGHTS: dict[str, dict[str, float]] = {
+    "dependency": {"graph": 2.0, "ppr": 2.0},
+    "ownership": {"graph": 2.0, "ppr": 2.0},
+    "factual": {"ppr": 3.0},
+    "strategic": {"ppr": 2.0},
+    "vague": {"ppr": 2.0},
 }
 
 ROUTER_SYSTEM = ("Classify the user's question about a knowledge graph. Reply with exactly one word: "

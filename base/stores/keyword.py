@@ -15,8 +15,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
-import shutil
-from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
@@ -26,11 +24,11 @@ import tantivy
 
 from tracegraph.base.provenance.vocab import RDFS, READABLE_PREDICATES, is_knowledge
 from tracegraph.base.stores.protocol import CollectionRef
+from tracegraph.base.stores.shelf import IndexShelf, WRITER_HEAP
 from tracegraph.base.stores.terms import nt, to_ox
 from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Term, Triple, TripleTerm
 
 ANALYZER = "fact"  # the name our analyzer is registered under in every index
-WRITER_HEAP = 32_000_000  # bytes; tantivy wants at least 15 MB for one indexing thread
 MAX_QUERY_TERMS = 64  # a pasted essay still makes a bounded query
 LABEL_KEY = "label:"  # label documents are keyed "label:<iri>"; fact keys are hex digests
 
@@ -227,7 +225,7 @@ class _OpenIndex:
             writer.wait_merging_threads()
 
 
-class KeywordIndex:
+class KeywordIndex(IndexShelf[_OpenIndex]):
     """BM25 search over each collection's facts; `apply` keeps it in step with the graph.
 
     Keeps at most `max_open` indexes open (least recently used closed first), since every open
@@ -235,82 +233,20 @@ class KeywordIndex:
     once the collection is open.
     """
 
-    def __init__(self, root: Path, *, max_open: int = 16, writer_heap: int = WRITER_HEAP) -> None:
-        self.root = root
-        self.max_open = max_open
-        self.writer_heap = writer_heap
-        self._open: OrderedDict[CollectionRef, _OpenIndex] = OrderedDict()
-        self._locks: dict[CollectionRef, asyncio.Lock] = {}
-
-    def path(self, ref: CollectionRef) -> Path:
-        return self.root / ref.user / ref.collection
+    def _open_entry(self, path: Path) -> _OpenIndex:
+        return _OpenIndex(path, self.writer_heap)
 
     async def apply(self, ref: CollectionRef, added: Iterable[Triple] = (), removed: Iterable[Triple] = ()) -> None:
         """Index `added`, forget `removed` (removals first), and commit: a search right after sees it."""
         added, removed = list(added), list(removed)
         if not added and not removed:
             return
-        async with self._lock(ref):
-            entry = await self._lease(ref, create=True)
-            await asyncio.to_thread(entry.apply, added, removed)
-        await self._evict()
+        await self.write(ref, lambda entry: entry.apply(added, removed))
 
     async def search(self, ref: CollectionRef, text: str, limit: int = 20) -> list[KeywordHit]:
         """The facts that best match `text`, best first; [] for no usable words or no such collection."""
         terms = await asyncio.to_thread(query_terms, text)
         if not terms or limit < 1:
             return []
-        entry = self._open.get(ref)
-        if entry is None:
-            async with self._lock(ref):
-                entry = await self._lease(ref, create=False)
-            if entry is None:
-                return []
-            await self._evict()
-        else:
-            self._open.move_to_end(ref)
-        return await asyncio.to_thread(entry.search, terms, limit)
-
-    async def drop(self, ref: CollectionRef) -> None:
-        """Forget a collection: close its index and remove its folder."""
-        async with self._lock(ref):
-            await self._release(ref)
-            await asyncio.to_thread(shutil.rmtree, self.path(ref), True)
-
-    async def aclose(self) -> None:
-        for ref in list(self._open):
-            await self._close(ref)
-
-    def _lock(self, ref: CollectionRef) -> asyncio.Lock:
-        return self._locks.setdefault(ref, asyncio.Lock())
-
-    async def _lease(self, ref: CollectionRef, create: bool) -> _OpenIndex | None:
-        """The open index of `ref`, opened if need be (None if absent and not `create`); hold its lock."""
-        entry = self._open.get(ref)
-        if entry is None:
-            path = self.path(ref)
-            if not create and not await asyncio.to_thread(_has_index, path):
-                return None
-            entry = self._open[ref] = await asyncio.to_thread(_OpenIndex, path, self.writer_heap)
-        self._open.move_to_end(ref)
-        return entry
-
-    async def _evict(self) -> None:
-        """Close the least recently used indexes beyond `max_open`, skipping any being written."""
-        idle = [ref for ref in self._open if not self._lock(ref).locked()]
-        for ref in idle[:max(0, len(self._open) - self.max_open)]:
-            await self._close(ref)
-
-    async def _close(self, ref: CollectionRef) -> None:
-        async with self._lock(ref):
-            await self._release(ref)
-
-    async def _release(self, ref: CollectionRef) -> None:
-        """Close `ref`'s index; hold its lock, so whoever opens it next waits until the writer let go."""
-        entry = self._open.pop(ref, None)
-        if entry is not None:
-            await asyncio.to_thread(entry.close)
-
-
-def _has_index(path: Path) -> bool:
-    return path.is_dir() and tantivy.Index.exists(str(path))
+        entry = await self.reader(ref)
+        return [] if entry is None else await asyncio.to_thread(entry.search, terms, limit)

@@ -121,6 +121,10 @@ class VectorStore(Protocol):
         """Nearest first, by cosine similarity; an unknown collection gives []."""
         ...
 
+    async def get(self, ref: CollectionRef, kind: VectorKind, ids: Sequence[str]) -> list[VectorHit]:
+        """The stored items of these ids (payload; score 0), in the order asked; unknown ids left out."""
+        ...
+
     async def delete(self, ref: CollectionRef, kind: VectorKind, ids: Sequence[str]) -> int:
         ...
 

@@ -13,13 +13,13 @@ from tracegraph.flow.agent.react import DEFAULT_MAX_ITERATIONS, Finished, ReactA
 from tracegraph.flow.agent.tool_config import ToolDefinition, select_tools, tools_from_config
 from tracegraph.flow.agent.tools import Relayed, ToolResult, ToolRunner
 from tracegraph.flow.graph_rag.pipeline import Explain
-from tracegraph.flow.graph_rag.processor import BusTools
+from tracegraph.flow.retrieval_tools import BusRetrievalTools
 from tracegraph.schemas.agent import AgentRequest, AgentResponse
 from tracegraph.schemas.retrieval import DocumentRagRequest, DocumentRagResponse, GraphRagRequest, GraphRagResponse
 
 
-class AgentBusTools(BusTools):
-    """GraphRAG's bus tools for the LLM and the librarian (the processors give those clients the same
+class AgentBusTools(BusRetrievalTools):
+    """The retrieval tools' LLM and librarian calls (the processors give those clients the same
     names), plus the retrieval services the agent's tools call."""
 
     def __init__(self, processor: "AgentProcessor", flow: Flow, req: AgentRequest) -> None:

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tracegraph.flow.document_rag.tools import RetrievedChunk
+from tracegraph.base.retrieval.tools import RetrievedChunk
 
 SYSTEM = ("Answer the question using only the numbered document excerpts given, and cite the excerpts you "
           "use by number, like [1]. If the excerpts do not contain the answer, say so.")

@@ -1,6 +1,8 @@
 """The Document RAG pipeline as plain async code: Grounding (the question, embedded) → Exploration
-(the nearest chunks) → Synthesis (an LLM answer from those chunks, or offline the sentences most
-similar to the question), yielding GraphRAG's steps: explain events, answer chunks, Finished."""
+(the best passages: dense + BM25 hits, then personalised PageRank over the passage graph so a
+passage one entity away from the hits can rank too) → Synthesis (an LLM answer from those chunks,
+or offline the sentences most similar to the question), yielding GraphRAG's steps: explain events,
+answer chunks, Finished."""
 
 from __future__ import annotations
 
@@ -14,12 +16,15 @@ from tracegraph.base.provenance import docrag
 from tracegraph.base.provenance import query as prov
 from tracegraph.base.provenance.query import Usage
 from tracegraph.base.provenance.vocab import DC
+from tracegraph.base.provenance.passages import chunk_selection_triples, seed_triples
+from tracegraph.base.retrieval.names import question_names
+from tracegraph.base.retrieval.ppr import PassageRanking, PprLimits, rank_passages
+from tracegraph.base.retrieval.tools import RetrievalTools, RetrievedChunk
 from tracegraph.flow.document_rag import excerpts
-from tracegraph.flow.document_rag.tools import DocumentRagTools, RetrievedChunk
 from tracegraph.flow.graph_rag.pipeline import OFFLINE_NOTE, Chunk, Explain, Finished, Step
 from tracegraph.schemas.rdf import LiteralTerm, iri
 
-GROUNDING_METHOD = "the question itself, embedded as one query vector"
+GROUNDING_METHOD = "the question itself, embedded as one query vector, and the names it mentions"
 OFFLINE_METHOD = f"{OFFLINE_NOTE}: the sentences of the retrieved chunks most similar to the question, quoted"
 NOTHING_FOUND_METHOD = "no chunks retrieved: nothing to answer from, no LLM call"
 NOTHING_FOUND = ("No documents found: this collection holds no indexed document chunks, so there is nothing to "
@@ -46,25 +51,25 @@ class _Synthesis:
 
 
 def select_chunks(candidates: Sequence[RetrievedChunk], limit: int) -> list[RetrievedChunk]:
-    """The `limit` most similar candidates, skipping repeats of a text already kept (the same
-    document loaded twice, or an overlap that covers a whole chunk)."""
+    """The first `limit` candidates in their ranked order, skipping repeats of a text already kept
+    (the same document loaded twice, or an overlap that covers a whole chunk)."""
     kept: dict[str, RetrievedChunk] = {}
-    for chunk in sorted(candidates, key=lambda c: c.score, reverse=True):
+    for chunk in candidates:
         kept.setdefault(" ".join(chunk.text.split()), chunk)
         if len(kept) == limit:
             break
     return list(kept.values())
 
 
-def retrieval_note(candidates: Sequence[RetrievedChunk], chunks: Sequence[RetrievedChunk]) -> str:
+def retrieval_note(ranking: PassageRanking, chunks: Sequence[RetrievedChunk]) -> str:
     if not chunks:
-        return "vector similarity to the question: the collection has no indexed chunks"
-    return (f"vector similarity to the question: {len(candidates)} candidate chunk(s) searched, the {len(chunks)} "
-            f"most similar kept (similarity {chunks[0].score:.2f} to {chunks[-1].score:.2f})")
+        return "passage retrieval: the collection has no indexed chunks"
+    return (f"{ranking.method}: {ranking.candidates} candidate chunk(s) found by dense and BM25 search, the "
+            f"{len(chunks)} best kept (score {chunks[0].score:.2f} to {chunks[-1].score:.2f})")
 
 
 class DocumentRagPipeline:
-    def __init__(self, tools: DocumentRagTools, limits: Limits) -> None:
+    def __init__(self, tools: RetrievalTools, limits: Limits) -> None:
         self.tools = tools
         self.limits = limits
 
@@ -93,12 +98,18 @@ class DocumentRagPipeline:
         yield Explain(g_uri, prov.grounding_triples(g_uri, q_uri, [question], None, GROUNDING_METHOD))
 
         [vector] = await self.tools.embed([question])
-        candidates = await self.tools.nearest_chunks(vector, self.limits.candidates)
-        chunks = select_chunks(candidates, self.limits.doc_limit)
+        graph = await self.tools.passage_graph() if hasattr(self.tools, "passage_graph") else None
+        ranking = await rank_passages(self.tools, graph, question, vector, question_names(question),
+                                      self.limits.candidates, PprLimits(candidates=self.limits.candidates))
+        chunks = select_chunks(await self._with_text(ranking), self.limits.doc_limit)
+        kept = {c.uri for c in chunks}
         titles = await self._titles(chunks)
         e_uri = docrag.step_uri("exploration", sid)
-        yield Explain(e_uri, docrag.exploration_triples(e_uri, g_uri, q_uri, [c.uri for c in chunks],
-                                                        retrieval_note(candidates, chunks)))
+        yield Explain(e_uri, [
+            *docrag.exploration_triples(e_uri, g_uri, q_uri, [c.uri for c in chunks], retrieval_note(ranking, chunks)),
+            *seed_triples(e_uri, ranking.seeds, lambda i: f"{docrag.step_uri('seed', sid)}/{i}"),
+            *chunk_selection_triples(e_uri, [p for p in ranking.passages if p.uri in kept],
+                                     lambda i: f"{docrag.step_uri('chunk', sid)}/{i}")])
 
         synthesis = _Synthesis()
         async for piece in self._synthesise(question, vector, chunks, titles, streaming, synthesis):
@@ -113,6 +124,19 @@ class DocumentRagPipeline:
                                                       synthesis.usage, synthesis.method))
         sources = list(dict.fromkeys((c.document, titles[c.document]) for c in chunks if c.document))
         yield Finished(synthesis.usage or Usage(), sources, synthesis.text)
+
+    async def _with_text(self, ranking: PassageRanking) -> list[RetrievedChunk]:
+        """The ranked passages as chunks with their text; passages the graph reached without a dense
+        hit (no text in hand) are fetched in one request."""
+        missing = [p.uri for p in ranking.passages if not p.text]
+        texts = {c.uri: c for c in await self.tools.chunks(missing)} if missing else {}
+        out = []
+        for p in ranking.passages:
+            text = p.text or (texts[p.uri].text if p.uri in texts else "")
+            document = p.document or (texts[p.uri].document if p.uri in texts else None)
+            if text:
+                out.append(RetrievedChunk(p.uri, p.score, text, document))
+        return out
 
     async def _titles(self, chunks: Sequence[RetrievedChunk]) -> dict[str, str]:
         """dc:title of each chunk's document (the document id when it has none)."""

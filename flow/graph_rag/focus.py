@@ -17,11 +17,14 @@ from tracegraph.schemas.rdf import Triple
 
 @dataclass(frozen=True, slots=True)
 class Edge:
-    """An explored edge: original terms (for the trace), labels (for people and the LLM), hops from a seed."""
+    """An explored edge: original terms (for the trace), labels (for people and the LLM), hops from a
+    seed; or, when found through a ranked passage, that passage's rank (0 = best) and PPR score."""
 
     triple: Triple
     labels: tuple[str, str, str]
     hops: int
+    passage: int | None = None
+    ppr: float | None = None
 
     @property
     def id(self) -> str:
@@ -55,8 +58,9 @@ CO_OCCURRENCE_WEIGHT = 0.8
 
 def score_edges(edges: Sequence[Edge], edge_vectors: Sequence[Sequence[float]], concepts: Sequence[str],
                 concept_vectors: Sequence[Sequence[float]]) -> list[Scored]:
-    """Best similarity to any concept, discounted by a quarter per hop from the seed entities,
-    and by CO_OCCURRENCE_WEIGHT for mere co-occurrence edges."""
+    """Best similarity to any concept, times the PPR score of the edge's passage (an edge found by
+    walking from seed entities instead: discounted by a quarter per hop), and by CO_OCCURRENCE_WEIGHT
+    for mere co-occurrence edges."""
     if not edges or not concepts:
         return [Scored(e, 0.0, 0.0, "") for e in edges]
     # One matrix product: (edges × dim) · (dim × concepts), rows and columns normalised.
@@ -70,18 +74,43 @@ def score_edges(edges: Sequence[Edge], edge_vectors: Sequence[Sequence[float]], 
     for i, edge in enumerate(edges):
         best = float(similarity[i, best_index[i]])
         weight = CO_OCCURRENCE_WEIGHT if edge.labels[1] == CO_OCCURRENCE else 1.0
-        scored.append(Scored(edge, weight * best / (1 + 0.25 * edge.hops), best, concepts[best_index[i]]))
+        reach = edge.ppr if edge.ppr is not None else 1 / (1 + 0.25 * edge.hops)
+        scored.append(Scored(edge, weight * best * reach, best, concepts[best_index[i]]))
     return sorted(scored, key=lambda s: s.score, reverse=True)
 
 
-def offline_selection(scored: Sequence[Scored], limit: int) -> list[SelectedEdge]:
-    return [SelectedEdge(s.edge.triple.s, s.edge.triple.p, s.edge.triple.o,
-                         reasoning=(f"offline selection: embedding similarity {s.similarity:.2f} to "
-                                    f"'{s.concept}', {s.edge.hops} hop(s) from a seed entity"
-                                    + (", co-occurrence only" if s.edge.labels[1] == CO_OCCURRENCE else "")
-                                    + f", score {s.score:.2f}"),
-                         score=s.score, concept=s.concept)
-            for s in scored[:limit]]
+def offline_selection(scored: Sequence[Scored], limit: int, floor: float = 0.0) -> tuple[list[SelectedEdge], list[str]]:
+    """The edges to answer from, and notes for the trace. Edges less similar to the question than
+    `floor` are not kept, even when that leaves fewer than `limit`. Edges found through ranked
+    passages come passage by passage first — the best edge of each passage in rank order — so
+    every relevant passage is represented before any passage gets a second edge.
+
+    >>> from tracegraph.schemas.rdf import iri
+    >>> def edge(n, passage, sim): return Scored(Edge(Triple(s=iri(f"e:{n}"), p=iri("r:p"), o=iri("e:x")),
+    ...     (str(n), "p", "x"), 0, passage, 1.0), sim, sim, "q")
+    >>> chosen, notes = offline_selection([edge(1, 0, 0.9), edge(2, 0, 0.8), edge(3, 1, 0.5), edge(4, 2, 0.1)], 3, 0.2)
+    >>> [c.s.iri for c in chosen], notes
+    (['e:1', 'e:3', 'e:2'], ['1 edge(s) less similar to the question than the relevance floor 0.20 left out; 3 kept (edge limit 3)'])
+    """
+    relevant = [s for s in scored if s.similarity >= floor]
+    first: dict[int, Scored] = {}
+    for s in relevant:
+        if s.edge.passage is not None:
+            first.setdefault(s.edge.passage, s)
+    ordered = list(dict.fromkeys([*(first[k] for k in sorted(first)), *relevant]))[:limit]
+    notes = []
+    if len(relevant) < len(scored):
+        notes.append(f"{len(scored) - len(relevant)} edge(s) less similar to the question than the relevance floor "
+                     f"{floor:.2f} left out; {len(ordered)} kept (edge limit {limit})")
+    return [SelectedEdge(s.edge.triple.s, s.edge.triple.p, s.edge.triple.o, reasoning=_offline_reason(s),
+                         score=s.score, concept=s.concept, ppr=s.edge.ppr) for s in ordered], notes
+
+
+def _offline_reason(s: Scored) -> str:
+    where = (f"from passage #{s.edge.passage + 1} (personalised PageRank {s.edge.ppr:.3f})" if s.edge.passage is not None
+             else f"{s.edge.hops} hop(s) from a seed entity")
+    return (f"offline selection: embedding similarity {s.similarity:.2f} to '{s.concept}', {where}"
+            + (", co-occurrence only" if s.edge.labels[1] == CO_OCCURRENCE else "") + f", score {s.score:.2f}")
 
 
 FOCUS_SYSTEM = (
@@ -120,7 +149,8 @@ def parse_selection(reply: str, candidates: Sequence[Scored], limit: int) -> tup
             continue
         seen.add(edge_key)
         t = match.edge.triple
-        chosen.append(SelectedEdge(t.s, t.p, t.o, reasoning=reasoning, score=match.score, concept=match.concept))
+        chosen.append(SelectedEdge(t.s, t.p, t.o, reasoning=reasoning, score=match.score, concept=match.concept,
+                                   ppr=match.edge.ppr))
     notes = []
     if unknown:
         notes.append(f"LLM named {len(unknown)} edge id(s) not in the subgraph, dropped: {', '.join(unknown[:10])}")

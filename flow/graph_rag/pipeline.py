@@ -16,8 +16,12 @@ from tracegraph.base.stores.protocol import SOURCE_GRAPH
 from tracegraph.flow.graph_rag.focus import (
     FOCUS_SYSTEM, Edge, focus_prompt, offline_selection, parse_selection, score_edges,
 )
-from tracegraph.flow.kg_extract import offline
-from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Term, Triple, TripleTerm, iri
+from tracegraph.base.provenance import passages as passages_trace
+from tracegraph.base.retrieval.names import question_names
+from tracegraph.base.retrieval.passage_graph import PassageGraph
+from tracegraph.base.retrieval.ppr import PassageRanking, RankedPassage, rank_passages
+from tracegraph.base.stores.keyword import readable
+from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Term, Triple, TripleTerm, iri, literal
 
 OFFLINE_NOTE = "offline (no LLM configured)"
 
@@ -33,6 +37,8 @@ class Limits:
     max_path_length: int = 2
     edge_limit: int = 25
     llm_candidates: int = 150  # edges shown to the LLM, the most similar first
+    passage_limit: int = 10  # ranked passages whose facts Exploration reads
+    relevance_floor: float = 0.15  # edges less similar to the question are not kept offline
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +82,8 @@ class GraphRagPipeline:
         self.tools = tools
         self.limits = limits
         self.llm = True  # cleared when the LLM says it is not configured
+        self.graph: PassageGraph | None = None
+        self.ranked: list[RankedPassage] = []  # the passages Exploration read, best first
 
     async def run(self, question: str, *, streaming: bool = False, parent_uri: str | None = None,
                   session_id: str | None = None) -> AsyncIterator[Step]:
@@ -103,10 +111,21 @@ class GraphRagPipeline:
         yield Explain(g_uri, prov.grounding_triples(g_uri, q_uri, concepts, usage, method))
 
         vectors = await self.tools.embed(concepts)
-        seeds = await self._seeds(vectors)
-        edges = await self._explore(session, seeds)
+        names = [c for c in concepts if c != question]
+        ranking = await self._rank(question, vectors[concepts.index(question)] if question in concepts
+                                   else (await self.tools.embed([question]))[0], names)
         e_uri = prov.step_uri("exploration", sid)
-        yield Explain(e_uri, prov.exploration_triples(e_uri, g_uri, len(edges), seeds))
+        if ranking is not None and ranking.passages:
+            edges = await self._passage_edges(session, ranking)
+            seeds = [seed.node for seed in ranking.seeds if not seed.node.startswith("urn:chunk:")]
+            explored = [*prov.exploration_triples(e_uri, g_uri, len(edges), seeds),
+                        *passages_trace.seed_triples(e_uri, ranking.seeds, lambda i: prov.seed_uri(sid, i)),
+                        *[prov.retrieval_triple(e_uri, RDFS.comment, literal(n)) for n in ranking.notes]]
+        else:
+            seeds = await self._seeds(vectors)
+            edges = await self._explore(session, seeds)
+            explored = prov.exploration_triples(e_uri, g_uri, len(edges), seeds)
+        yield Explain(e_uri, [*explored, prov.retrieval_triple(e_uri, PROV.wasGeneratedBy, iri(q_uri))])
 
         selected, usage, method, notes = await self._focus(question, edges, concepts, vectors)
         session.usage += usage or Usage()
@@ -123,6 +142,28 @@ class GraphRagPipeline:
         yield Explain(s_uri, prov.synthesis_triples(s_uri, f_uri, document if saved else None, usage, method))
         yield Finished(session.usage, await self._sources(selected), answer)
 
+    async def _rank(self, question: str, vector: list[float], names: list[str]) -> PassageRanking | None:
+        """Passages by personalised PageRank, when the tools can build a passage graph."""
+        if not hasattr(self.tools, "passage_graph"):
+            return None
+        self.graph = await self.tools.passage_graph()
+        ranking = await rank_passages(self.tools, self.graph, question, vector, names, self.limits.passage_limit)
+        self.ranked = ranking.passages
+        return ranking
+
+    async def _passage_edges(self, session: _Session, ranking: PassageRanking) -> list[Edge]:
+        """The facts of the ranked passages, each tagged with the best passage it came from: at most
+        `triple_limit` facts of one passage and `max_subgraph_size` in all."""
+        found: dict[Triple, tuple[int, float]] = {}
+        for rank, passage in enumerate(ranking.passages):
+            vertex = self.graph.passage_index.get(passage.uri)
+            for fact in (self.graph.facts[vertex] if vertex is not None else ())[: self.limits.triple_limit]:
+                if len(found) < self.limits.max_subgraph_size:
+                    found.setdefault(fact, (rank, passage.score))
+        await self._fetch_labels(session, [term for t in found for term in (t.s, t.p, t.o)])
+        return [Edge(t, (await self._label(session, t.s), await self._label(session, t.p),
+                         await self._label(session, t.o)), 0, rank, ppr) for t, (rank, ppr) in found.items()]
+
     async def _ground(self, question: str) -> tuple[list[str], Usage | None, str]:
         """Concepts of the question: the LLM's list, or offline the entity names found in it plus the question."""
         if self.llm:
@@ -133,7 +174,7 @@ class GraphRagPipeline:
                 return concepts or [question], Usage(done.in_token, done.out_token, done.model), f"LLM ({done.model})"
             except LlmUnavailable:
                 self.llm = False
-        names = [n for n in offline.extract(question).definitions if n]
+        names = question_names(question)
         return list(dict.fromkeys([*names, question])), None, "offline: entity names in the question, and the question"
 
     async def _seeds(self, vectors: list[list[float]]) -> list[str]:
@@ -156,7 +197,7 @@ class GraphRagPipeline:
             if found and isinstance(found[0].o, LiteralTerm):
                 cached = found[0].o.value
             else:
-                cached = READABLE_PREDICATES.get(term.iri) or term.iri
+                cached = READABLE_PREDICATES.get(term.iri) or readable(term.iri)
             session.labels[term.iri] = cached
         return cached
 
@@ -193,7 +234,7 @@ class GraphRagPipeline:
         if wanted:
             found = await self.tools.labels(wanted)
             for value in wanted:
-                session.labels[value] = found.get(value) or READABLE_PREDICATES.get(value) or value
+                session.labels[value] = found.get(value) or READABLE_PREDICATES.get(value) or readable(value)
 
     async def _focus(self, question: str, edges: list[Edge], concepts: list[str], vectors: list[list[float]]
                      ) -> tuple[list[SelectedEdge], Usage | None, str, list[str]]:
@@ -212,9 +253,12 @@ class GraphRagPipeline:
                 usage = Usage(done.in_token, done.out_token, done.model)
                 if chosen:
                     return chosen, usage, f"LLM ({done.model})", notes
-                return (offline_selection(scored, limit), usage, "offline fallback: the LLM selected no valid edge",
-                        notes)
-        return offline_selection(scored, limit), None, "offline: embedding similarity and graph distance", []
+                fallback, more = offline_selection(scored, limit, self.limits.relevance_floor)
+                return fallback, usage, "offline fallback: the LLM selected no valid edge", [*notes, *more]
+        chosen, notes = offline_selection(scored, limit, self.limits.relevance_floor)
+        how = ("offline: embedding similarity × the PageRank score of each edge's passage" if self.ranked
+               else "offline: embedding similarity and graph distance")
+        return chosen, None, how, notes
 
     async def _synthesis(self, session: _Session, question: str, selected: list[SelectedEdge], streaming: bool,
                          into: "Synthesised") -> AsyncIterator[Chunk]:
@@ -261,7 +305,11 @@ class GraphRagPipeline:
         yield Chunk(text, end_of_stream=True)
 
     async def _sources(self, selected: list[SelectedEdge]) -> list[tuple[str, str]]:
-        """The documents the selected edges were extracted from: subgraph → chunk → page → document."""
+        """The documents the selected edges were extracted from, most relevant first: in the order of
+        the ranked passages they came from, or else (edges found by walking) through their
+        provenance, subgraph → chunk → page → document."""
+        if self.ranked:
+            return ranked_sources(self.graph, self.ranked, selected)
         return merged_sources(await self._documents_per_edge(selected))
 
     async def _documents_per_edge(self, selected: list[SelectedEdge]) -> list[dict[str, str]]:
@@ -289,8 +337,20 @@ class GraphRagPipeline:
 
 
 def merged_sources(per_edge: list[dict[str, str]]) -> list[tuple[str, str]]:
-    """(document IRI, title) of all edges together, sorted."""
-    return sorted({uri: title for documents in per_edge for uri, title in documents.items()}.items())
+    """(document IRI, title) of all edges together, in the order of the edges (the most relevant first)."""
+    return list({uri: title for documents in per_edge for uri, title in documents.items()}.items())
+
+
+def ranked_sources(graph: PassageGraph, ranked: list[RankedPassage], selected: list[SelectedEdge]
+                   ) -> list[tuple[str, str]]:
+    """(document, title) of the ranked passages that supplied a selected edge, in passage rank order."""
+    wanted = {Triple(s=e.s, p=e.p, o=e.o) for e in selected}
+    out: dict[str, str] = {}
+    for passage in ranked:
+        vertex = graph.passage_index.get(passage.uri)
+        if vertex is not None and passage.document and wanted.intersection(graph.facts[vertex]):
+            out.setdefault(passage.document, passage.title or passage.document)
+    return list(out.items())
 
 
 def skipped(t: Triple) -> bool:

@@ -29,14 +29,17 @@ from tracegraph.flow.graph_rag.pipeline import (
     Explain, Finished, GraphRagPipeline, Synthesised, _Session, merged_sources,
 )
 from tracegraph.flow.graph_rag.pipeline import Limits as GraphRagLimits
-from tracegraph.flow.kg_extract import offline
+from tracegraph.base.provenance.passages import seed_triples
+from tracegraph.base.provenance.vocab import PROV
+from tracegraph.base.retrieval.names import question_names
+from tracegraph.base.retrieval.ppr import Seed
 from tracegraph.flow.search import strategies as st
 from tracegraph.flow.search.strategies import Context, Limits, Run
-from tracegraph.schemas.rdf import Triple, node_iris
+from tracegraph.schemas.rdf import Triple, iri, node_iris
 
 # A node every graph update touches: entries that depend on the whole collection (its schema) use it.
 ANY_CHANGE = "urn:tracegraph:cache:any-change"
-NOT_CACHED = ("vector", "bm25")  # index lookups: cheaper to redo than to keep fresh by node sets
+NOT_CACHED = ("vector", "bm25", "ppr")  # index lookups (ppr: over the passage graph, which has its own cache)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,19 +84,28 @@ class SearchPipeline(GraphRagPipeline):
         runs, records = await self.retrieve(ctx, planned, limits.hops or route.hops)
         for run in runs.values():
             session.usage += run.usage or Usage()
-        fused = reciprocal_rank_fusion({n: [t for t, _ in r.ranked] for n, r in runs.items() if r.ranked}, limits.rrf_k)
+        weights = router.FUSION_WEIGHTS.get(route.query_type, {})
+        fused = reciprocal_rank_fusion({n: [t for t, _ in r.ranked] for n, r in runs.items() if r.ranked}, limits.rrf_k,
+                                       weights={n: w for n, w in weights.items() if n in runs})
         seeds = list(dict.fromkeys([*ctx.named, *(runs["graph"].nodes[:10] if "graph" in runs else [])]))
+        ppr_seeds = [Seed(*seed) for seed in runs["ppr"].details.pop("seeds", [])] if "ppr" in runs else []
+        ppr_scores = runs["ppr"].details.pop("ppr", {}) if "ppr" in runs else {}
         e_uri = prov.step_uri("exploration", sid)
         yield Explain(e_uri, [*prov.exploration_triples(e_uri, g_uri, len(fused), seeds),
+                              prov.retrieval_triple(e_uri, PROV.wasGeneratedBy, iri(q_uri)),
+                              *seed_triples(e_uri, ppr_seeds, lambda i: prov.seed_uri(sid, i)),
                               *trace.strategy_triples(e_uri, sid, records)])
 
         kept = await self.rerank(ctx, fused)
-        selected = [SelectedEdge(f.key.s, f.key.p, f.key.o, reasoning=_reason(f, score, rank), score=score)
+        selected = [SelectedEdge(f.key.s, f.key.p, f.key.o, reasoning=_reason(f, score, rank), score=score,
+                                 ppr=ppr_scores.get(f.key))
                     for rank, (f, score) in enumerate(kept, start=1)]
         f_uri = prov.step_uri("focus", sid)
+        weighing = ", ".join(f"{n} ×{w:g}" for n, w in weights.items() if n in runs)
         focus = prov.focus_triples(f_uri, e_uri, sid, selected, None,
-                                   f"RRF (k={limits.rrf_k}) over {', '.join(runs) or 'no strategy'}, "
-                                   f"then reranked by {self.reranker.name}")
+                                   f"RRF (k={limits.rrf_k}) over {', '.join(runs) or 'no strategy'}"
+                                   + (f" weighted for a {route.query_type} question ({weighing})" if weighing else "")
+                                   + f", then reranked by {self.reranker.name}")
         for index, (f, _) in enumerate(kept):
             focus += trace.selection_detail_triples(prov.edge_selection_uri(sid, index), f.score, list(f.ranks))
         yield Explain(f_uri, [*focus, *trace.fusion_triples(f_uri, limits.rrf_k, self.reranker.name)])
@@ -122,7 +134,7 @@ class SearchPipeline(GraphRagPipeline):
     async def context(self, question: str, route: router.Route, session: _Session | None = None) -> Context:
         """What every strategy starts from: the entities the question names, and its embedding."""
         session = session or _Session(str(uuid.uuid4()))
-        names = [n for n in offline.extract(question).definitions if n]
+        names = question_names(question)
         named = await self._named(session, names)
         (vector,) = await self.tools.embed([question])
         return Context(question, vector, route, self.tools, self.search_limits, self._texts_for(session),
@@ -178,13 +190,15 @@ class SearchPipeline(GraphRagPipeline):
         if "graph" in planned:
             jobs.append(one("graph", lambda: self._graph(ctx, hops),
                             {"q": question, "hops": hops, "type": ctx.route.query_type, "seeds": ctx.named}))
+        if "ppr" in planned:
+            jobs.append(one("ppr", lambda: st.ppr_strategy(ctx), {}))
         if "sparql" in planned:
             jobs.append(one("sparql", lambda: self._sparql(ctx),
                             {"q": question, "type": ctx.route.query_type, "llm": ctx.llm, "seeds": ctx.named}))
         await asyncio.gather(*jobs)
         if any(r.fell_back for r in runs.values()) and "vector" not in runs:
             await one("vector", lambda: st.vector_strategy(ctx, self.hyde, keyword_texts), {})
-        order = [n for n in ("graph", "sparql", "bm25", "vector") if n in runs]
+        order = [n for n in ("ppr", "graph", "sparql", "bm25", "vector") if n in runs]
         return {n: runs[n] for n in order}, [records[n] for n in order]
 
     async def _graph(self, ctx: Context, hops: int) -> Run:

@@ -13,25 +13,18 @@ from dataclasses import replace
 from tracegraph.base.flow import Flow
 from tracegraph.base.retrieval.cache import cache_for
 from tracegraph.base.retrieval.rerank import EmbeddingReranker, EndpointReranker
-from tracegraph.base.specs import Client, Consumer, Service
-from tracegraph.flow.answering import RagProcessor
+from tracegraph.base.specs import Service
+from tracegraph.flow.retrieval_tools import RetrievingProcessor
 from tracegraph.flow.search.pipeline import ANY_CHANGE, SearchFinished, SearchPipeline
 from tracegraph.flow.search.strategies import Limits
-from tracegraph.flow.search.tools import SearchBusTools
-from tracegraph.schemas.embeddings import VectorQueryRequest, VectorQueryResponse
-from tracegraph.schemas.search import (
-    Confidence, Evidence, GraphUpdate, KeywordQueryRequest, KeywordQueryResponse, SearchRequest, SearchResponse,
-)
+from tracegraph.schemas.search import Confidence, Evidence, GraphUpdate, SearchRequest, SearchResponse
 
 log = logging.getLogger(__name__)
 
 
-class SearchProcessor(RagProcessor):
+class SearchProcessor(RetrievingProcessor):
     name = "search"
     request = Service("request", SearchRequest, SearchResponse, prefetch=8)
-    graph_embeddings = Client("graph-embeddings", VectorQueryRequest, VectorQueryResponse)
-    keywords = Client("keyword-query", KeywordQueryRequest, KeywordQueryResponse)
-    updates = Consumer("graph-updates", GraphUpdate, prefetch=16)
 
     limits = Limits()
 
@@ -42,9 +35,7 @@ class SearchProcessor(RagProcessor):
         self.cross_encoder = EndpointReranker(url, self.settings.rerank_model) if url else None
         await super().start()
 
-    @updates.handler
-    async def invalidate(self, update: GraphUpdate, flow: Flow) -> None:
-        scope = (update.metadata.user, update.metadata.collection)
+    async def graph_updated(self, scope: tuple[str, str], update: GraphUpdate) -> None:
         if update.everything:
             dropped = await self.cache.invalidate_all(scope)
         else:
@@ -54,7 +45,7 @@ class SearchProcessor(RagProcessor):
 
     @request.handler
     async def answer(self, req: SearchRequest, flow: Flow) -> AsyncIterator[SearchResponse]:
-        tools = SearchBusTools(self, flow, req)
+        tools = self.tools(flow, req)
         reranker = self.cross_encoder or EmbeddingReranker(tools.embed, lambda: tools.embedding_model)
         overrides = {k: v for k, v in {"top_k": req.top_k, "hops": req.hops, "rrf_k": req.rrf_k}.items()
                      if v is not None}

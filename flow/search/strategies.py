@@ -14,6 +14,7 @@ import numpy as np
 from tracegraph.base.errors import LlmUnavailable, RemoteError
 from tracegraph.base.provenance.query import Usage
 from tracegraph.base.retrieval import nl_sparql
+from tracegraph.base.retrieval.ppr import rank_passages
 from tracegraph.base.retrieval.relations import RELATION_CUES, content_stems
 from tracegraph.base.retrieval.router import Route
 from tracegraph.flow.graph_rag.pipeline import skipped
@@ -40,6 +41,7 @@ class Limits:
     hyde_threshold: float = 0.55
     sparql_rows: int = 200
     sparql_timeout: float = 5.0
+    ppr_passages: int = 10  # ranked passages whose facts the ppr strategy reads
 
 
 @dataclass
@@ -222,6 +224,41 @@ async def graph_strategy(ctx: Context, seeds: dict[str, float], hops: int) -> Ru
         run.notes.insert(0, method)
     run.ranked = sorted(scores.items(), key=lambda x: x[1], reverse=True)[: ctx.limits.fetch]
     run.nodes = list(visited)
+    return run
+
+
+# ---------------------------------------------------------------- ppr (passages by personalised PageRank)
+
+async def ppr_strategy(ctx: Context) -> Run:
+    """Passages ranked by personalised PageRank over the passage graph (base/retrieval/ppr.py), then
+    their facts: the most question-like fact of each passage in passage order, then the rest by
+    passage score × similarity. So the fused list keeps one fact per relevant passage — the second
+    hop of a multi-hop question included — and every fact resolves to the passage it came from."""
+    run = Run("ppr")
+    graph = await ctx.tools.passage_graph()
+    ranking = await rank_passages(ctx.tools, graph, ctx.question, ctx.vector, ctx.names, ctx.limits.ppr_passages)
+    run.notes += [*ranking.notes, ranking.method]
+    run.details["seeds"] = [(seed.node, seed.weight, seed.reason) for seed in ranking.seeds]
+    from_passage: dict[Triple, float] = {}
+    order: dict[Triple, int] = {}
+    for rank, passage in enumerate(ranking.passages):
+        vertex = graph.passage_index.get(passage.uri) if graph is not None else None
+        for fact in graph.facts[vertex] if vertex is not None else ():
+            from_passage.setdefault(fact, passage.score)
+            order.setdefault(fact, rank)
+    if not from_passage:
+        return run
+    facts = list(from_passage)
+    similarity = cosine_to(ctx.vector, await ctx.tools.embed(await ctx.texts(facts)))
+    scores = {f: from_passage[f] * max(sim, 0.0) for f, sim in zip(facts, similarity)}
+    best_of: dict[int, Triple] = {}
+    for fact in sorted(facts, key=scores.get, reverse=True):
+        best_of.setdefault(order[fact], fact)
+    ranked = list(dict.fromkeys([*(best_of[r] for r in sorted(best_of)),
+                                 *sorted(facts, key=scores.get, reverse=True)]))
+    run.ranked = [(f, scores[f]) for f in ranked[: ctx.limits.fetch]]
+    run.details["ppr"] = {f: from_passage[f] for f, _ in run.ranked}
+    run.nodes = [seed.node for seed in ranking.seeds]
     return run
 
 

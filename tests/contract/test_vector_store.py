@@ -279,3 +279,13 @@ async def test_unreachable_server_is_a_transient_error():
     finally:
         await vectors.aclose()
 
+
+
+async def test_get_returns_stored_payloads_in_the_order_asked(store, new_ref):
+    ref = new_ref()
+    await store.upsert(ref, "chunk", [VectorItem("urn:chunk:a", [1.0, 0.0], {"text": "alpha", "document": "d1"}),
+                                      VectorItem("urn:chunk:b", [0.0, 1.0], {"text": "beta", "document": "d2"})])
+    hits = await store.get(ref, "chunk", ["urn:chunk:b", "urn:chunk:missing", "urn:chunk:a"])
+    assert [(h.id, h.payload["text"]) for h in hits] == [("urn:chunk:b", "beta"), ("urn:chunk:a", "alpha")]
+    assert await store.get(ref, "entity", ["urn:chunk:a"]) == []
+    assert await store.get(new_ref("empty"), "chunk", ["urn:chunk:a"]) == []

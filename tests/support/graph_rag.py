@@ -13,6 +13,10 @@ from tracegraph.base.provenance.extraction import Component, chunk_triples, docu
 from tracegraph.base.provenance.uris import entity_uri, relation_uri
 from tracegraph.base.provenance.vocab import RDFS
 from tracegraph.base.stores.protocol import CollectionRef, TripleStore
+from tracegraph.base.retrieval import passage_graph
+from tracegraph.base.retrieval.passage_graph import PassageGraph
+from tracegraph.base.retrieval.tools import RetrievedChunk
+from tracegraph.schemas.triples import SparqlQueryResponse
 from tracegraph.schemas.rdf import IriTerm, Term, Triple, iri, literal
 
 REF = CollectionRef("default", "default")
@@ -66,6 +70,24 @@ class StoreTools:
     async def match(self, s: Term | None = None, p: IriTerm | None = None, o: Term | None = None,
                     g: str | None = None, limit: int = 100) -> list[Triple]:
         return await self.store.match(REF, s, p, o, g, limit)
+
+    async def nearest_chunks(self, vector: Sequence[float], limit: int) -> list[RetrievedChunk]:
+        return []  # this graph has no chunk vectors; ChunkTools (Document RAG's tests) adds them
+
+    async def chunks(self, uris: Sequence[str]) -> list[RetrievedChunk]:
+        return []
+
+    async def keyword_chunks(self, text: str, limit: int) -> list[RetrievedChunk]:
+        return []
+
+    async def sparql(self, query: str, *, limit: int, timeout: float) -> SparqlQueryResponse:
+        result = await self.store.query(REF, query, limit=limit, timeout=timeout)
+        return SparqlQueryResponse(kind=result.kind, variables=list(result.variables),
+                                   bindings=[dict(r) for r in result.rows], boolean=result.boolean,
+                                   triples=list(result.triples), truncated=result.truncated)
+
+    async def passage_graph(self) -> PassageGraph:
+        return await passage_graph.load(self)
 
     async def labels(self, iris: Sequence[str]) -> dict[str, str]:
         found = {}

@@ -14,7 +14,7 @@ from tracegraph.base.provenance.vocab import PROV, RDF, RDFS, TG
 from tracegraph.base.stores.oxigraph import OxigraphTripleStore
 from tracegraph.flow.document_rag import excerpts
 from tracegraph.flow.document_rag.pipeline import NOTHING_FOUND, DocumentRagPipeline, Limits, select_chunks
-from tracegraph.flow.document_rag.tools import RetrievedChunk
+from tracegraph.base.retrieval.tools import RetrievedChunk
 from tracegraph.flow.graph_rag.pipeline import Chunk, Explain
 
 from support.graph_rag import REF, StoreTools, cosine
@@ -176,7 +176,7 @@ async def test_limits_fetch_more_candidates_than_they_keep(store, embedder):
     steps = await run(tools, Limits(doc_limit=1))
     assert tools.limits == [3]
     assert values(steps[2], TG.selectedChunk) == ["urn:chunk:h1"] and values(steps[2], TG.chunkCount) == ["1"]
-    assert "3 candidate chunk(s) searched, the 1 most similar kept" in values(steps[2], RDFS.comment)[0]
+    assert "3 candidate chunk(s) found by dense and BM25 search, the 1 best kept" in values(steps[2], RDFS.comment)[0]
     await run(tools, Limits(doc_limit=2, fetch_limit=7))
     assert tools.limits[-1] == 7
 
@@ -185,7 +185,7 @@ def test_repeated_texts_are_kept_once():
     a = RetrievedChunk("urn:chunk:a", 0.9, "Same  text.", "urn:d1")
     b = RetrievedChunk("urn:chunk:b", 0.8, "Same text.", "urn:d2")
     c = RetrievedChunk("urn:chunk:c", 0.7, "Other text.", "urn:d1")
-    assert select_chunks([c, b, a], 2) == [a, c]
+    assert select_chunks([a, c, b], 2) == [a, c]
 
 
 async def test_empty_question_is_refused_before_any_event(store, embedder):

@@ -19,7 +19,7 @@ from tracegraph.base.stores.oxigraph import OxigraphTripleStore
 from tracegraph.base.stores.protocol import CollectionRef, VectorItem
 from tracegraph.base.stores.qdrant import QdrantVectorStore
 from tracegraph.flow.graph_rag.pipeline import Explain
-from tracegraph.flow.search.local import LocalSearchTools
+from tracegraph.base.retrieval.local import LocalRetrievalTools
 from tracegraph.flow.search.pipeline import ANY_CHANGE, SearchFinished, SearchPipeline
 from tracegraph.flow.search.strategies import Limits
 
@@ -57,7 +57,7 @@ def scripted(*replies: str):
 
 async def ask(stores, embedder, question, *, llm=None, cache=None, ref=REF, **options):
     triples, vectors, keywords = stores
-    tools = LocalSearchTools(ref, triples, vectors, keywords, embedder, llm)
+    tools = LocalRetrievalTools(ref, triples, vectors, keywords, embedder, llm)
     pipeline = SearchPipeline(tools, Limits(**options.pop("limits", {})), reranker=EmbeddingReranker(tools.embed),
                               cache=cache, scope=(ref.user, ref.collection), **options)
     steps = [step async for step in pipeline.run(question)]
@@ -84,7 +84,7 @@ async def test_a_dependency_question_is_routed_walked_fused_and_scored(stores, e
     assert values(grounding, RDFS.comment)[0].startswith("rules:")
     exploration = explains["exploration"]
     found = runs(exploration)
-    assert set(found) == {"graph", "sparql", "bm25", "vector"}
+    assert set(found) == {"graph", "ppr", "sparql", "bm25", "vector"}
     assert values(exploration, TG.queryStatus, found["sparql"])[0].startswith("ok")
     assert "depends-on" in values(exploration, TG.generatedQuery, found["sparql"])[0]
     assert float(values(exploration, TG.rawSimilarity, found["vector"])[0]) > 0
@@ -168,8 +168,8 @@ async def test_subgraph_queries_are_cached_until_a_change_touches_their_nodes(st
         exploration = explains["exploration"]
         return {name: values(exploration, TG.cacheHit, node)[0] for name, node in runs(exploration).items()}
 
-    assert await hits() == {"graph": "false", "sparql": "false", "bm25": "false", "vector": "false"}
-    assert await hits() == {"graph": "true", "sparql": "true", "bm25": "false", "vector": "false"}
+    assert await hits() == {"graph": "false", "ppr": "false", "sparql": "false", "bm25": "false", "vector": "false"}
+    assert await hits() == {"graph": "true", "ppr": "false", "sparql": "true", "bm25": "false", "vector": "false"}
     assert await cache.invalidate(("someone", "else"), [HELIOS, ANY_CHANGE]) == 0
     assert await cache.invalidate(REF_SCOPE, [entity_uri("Meridian Dam")]) == 0  # not in these subgraphs
     assert await cache.invalidate(REF_SCOPE, [HELIOS, ANY_CHANGE]) >= 2

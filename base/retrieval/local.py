@@ -1,5 +1,6 @@
-"""The search tools over stores opened in this process, not over the bus: for the retrieval
-benchmark and the pipeline's unit tests, which measure retrieval itself, without messaging."""
+"""The retrieval Protocol (base/retrieval/tools.py) over stores opened in this process, not over
+the bus: for the retrieval benchmarks and the pipelines' unit tests, which measure retrieval
+itself, without messaging."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from tracegraph.base.errors import LlmUnavailable, QueryError, RemoteError
 from tracegraph.base.llm.completion import Completion
 from tracegraph.base.provenance.vocab import RDFS
+from tracegraph.base.retrieval import passage_graph
+from tracegraph.base.retrieval.tools import RetrievedChunk
 from tracegraph.base.stores.keyword import KeywordIndex
+from tracegraph.base.stores.passages import PassageIndex
 from tracegraph.base.stores.protocol import CollectionRef, TripleStore, VectorStore
 from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Term, Triple, iri
 from tracegraph.schemas.search import KeywordMatch
@@ -17,21 +21,44 @@ from tracegraph.schemas.triples import SparqlQueryResponse
 Complete = Callable[[str, str], Awaitable[Completion]]
 
 
-class LocalSearchTools:
-    """`complete` is the LLM (None: none configured, the pipeline works offline)."""
+class LocalRetrievalTools:
+    """`complete` is the LLM (None: none configured, the pipelines work offline). `entity_vectors` and
+    `chunk_vectors` may be one store or two (the processors keep a folder each)."""
 
-    def __init__(self, ref: CollectionRef, triples: TripleStore, vectors: VectorStore, keywords: KeywordIndex,
-                 embedder, complete: Complete | None = None) -> None:
-        self.ref, self.triples, self.vectors, self.keywords = ref, triples, vectors, keywords
+    def __init__(self, ref: CollectionRef, triples: TripleStore, entity_vectors: VectorStore,
+                 keywords: KeywordIndex | None = None, embedder=None, complete: Complete | None = None, *,
+                 chunk_vectors: VectorStore | None = None, passages: PassageIndex | None = None) -> None:
+        self.ref, self.triples, self.keywords, self.passages = ref, triples, keywords, passages
+        self.entity_vectors, self.chunk_vectors = entity_vectors, chunk_vectors or entity_vectors
         self.embedder, self._complete = embedder, complete
         self.embedding_model = getattr(embedder, "name", None)
         self.saved: dict[str, str] = {}
+        self._graph: passage_graph.PassageGraph | None = None
+
+    async def passage_graph(self) -> passage_graph.PassageGraph:
+        """Built once per tools object: a benchmark asks many questions of a collection that does not change."""
+        if self._graph is None:
+            self._graph = await passage_graph.load(self)
+        return self._graph
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
         return [list(v) for v in await self.embedder.embed(list(texts))]
 
     async def nearest_entities(self, vector: Sequence[float], limit: int) -> list[tuple[str, float]]:
-        return [(h.id, h.score) for h in await self.vectors.search(self.ref, "entity", vector, limit)]
+        return [(h.id, h.score) for h in await self.entity_vectors.search(self.ref, "entity", vector, limit)]
+
+    async def nearest_chunks(self, vector: Sequence[float], limit: int) -> list[RetrievedChunk]:
+        return [RetrievedChunk(h.id, h.score, h.payload.get("text", ""), h.payload.get("document"))
+                for h in await self.chunk_vectors.search(self.ref, "chunk", vector, limit)]
+
+    async def chunks(self, uris: Sequence[str]) -> list[RetrievedChunk]:
+        return [RetrievedChunk(h.id, 0.0, h.payload.get("text", ""), h.payload.get("document"))
+                for h in await self.chunk_vectors.get(self.ref, "chunk", uris)]
+
+    async def keyword_chunks(self, text: str, limit: int) -> list[RetrievedChunk]:
+        if self.passages is None:
+            return []
+        return [RetrievedChunk(h.id, h.score, "", h.document) for h in await self.passages.search(self.ref, text, limit)]
 
     async def match(self, s: Term | None = None, p: IriTerm | None = None, o: Term | None = None,
                     g: str | None = None, limit: int = 100) -> list[Triple]:
@@ -46,6 +73,8 @@ class LocalSearchTools:
         return found
 
     async def keyword(self, text: str, limit: int) -> list[KeywordMatch]:
+        if self.keywords is None:
+            return []
         return [KeywordMatch(triple=h.triple, text=h.text, score=h.score)
                 for h in await self.keywords.search(self.ref, text, limit)]
 

@@ -1,0 +1,175 @@
+"""The passage graph: a collection's passages (chunks) and the entities they mention, as one
+undirected graph, so a walk can go entity → passage → entity and hop through documents.
+
+It is derived from extraction provenance, not stored apart: every subgraph `tg:contains` the facts
+extracted from its chunk, so a chunk mentions the entities of those facts. A passage also links to
+the entity its document's title names, and to that name without its qualifier ("B Boy (song)" →
+"B Boy"), which is how a mention elsewhere reaches the passage about it. Names are matched by their
+normalised form (the entity IRI's slug: case, accents and punctuation folded).
+
+Edge weights favour rare entities (1 / ln(1 + passages that mention it)), so "United States"
+does not tie half the corpus together; title links count TITLE_WEIGHT times a mention.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+import igraph
+
+from tracegraph.base.provenance.uris import entity_uri
+from tracegraph.base.provenance.vocab import DC, PROV, TG, is_knowledge, is_provenance_node
+from tracegraph.base.stores.protocol import SOURCE_GRAPH
+from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Triple
+
+TITLE_WEIGHT = 3.0
+MAX_ROWS = 1_000_000
+
+FACTS_QUERY = (f"SELECT ?chunk ?s ?p ?o WHERE {{ GRAPH <{SOURCE_GRAPH}> {{ "
+               f"?sg <{TG.contains.iri}> <<( ?s ?p ?o )>> . ?sg <{PROV.wasDerivedFrom.iri}> ?chunk . }} }}")
+PASSAGES_QUERY = (f"SELECT ?chunk ?doc ?title WHERE {{ GRAPH <{SOURCE_GRAPH}> {{ "
+                  f"?chunk a <{TG.Chunk.iri}> ; <{PROV.wasDerivedFrom.iri}> ?parent . "
+                  f"OPTIONAL {{ ?parent a <{TG.Page.iri}> ; <{PROV.wasDerivedFrom.iri}> ?grand }} }} "
+                  f"BIND(COALESCE(?grand, ?parent) AS ?doc) OPTIONAL {{ ?doc <{DC.title.iri}> ?title }} }}")
+
+_QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
+
+
+def without_qualifier(title: str) -> str:
+    """A title's name without its trailing parenthetical.
+
+    >>> without_qualifier("B Boy (song)"), without_qualifier("Paris")
+    ('B Boy', 'Paris')
+    """
+    return _QUALIFIER.sub("", title).strip() or title
+
+
+def title_entities(title: str) -> list[str]:
+    """The entity IRIs a document title names: the whole title and, if it has one, the name without its qualifier."""
+    return list(dict.fromkeys(entity_uri(t) for t in (title, without_qualifier(title)) if t.strip()))
+
+
+@dataclass
+class PassageGraph:
+    """Vertices 0..len(passages)-1 are passages, the rest entities; `facts[i]` are passage i's facts."""
+
+    graph: igraph.Graph
+    passages: list[str]
+    documents: list[str]
+    titles: list[str]
+    entities: list[str]
+    facts: list[list[Triple]]
+    mentions: dict[str, int] = field(default_factory=dict)  # entity IRI -> passages that link to it
+    built: float = field(default_factory=time.monotonic)
+
+    def __post_init__(self) -> None:
+        self.passage_index = {p: i for i, p in enumerate(self.passages)}
+        self.entity_index = {e: len(self.passages) + i for i, e in enumerate(self.entities)}
+
+    @property
+    def empty(self) -> bool:
+        return not self.passages
+
+    def personalised_pagerank(self, reset: dict[int, float], damping: float) -> list[float]:
+        """Each vertex's visiting probability for a walk that restarts at `reset` (vertex -> weight)."""
+        if not reset or self.graph.ecount() == 0:
+            return [0.0] * self.graph.vcount()
+        weights = [0.0] * self.graph.vcount()
+        for vertex, weight in reset.items():
+            weights[vertex] += max(weight, 0.0)
+        return self.graph.personalized_pagerank(directed=False, damping=damping, reset=weights, weights="weight")
+
+
+def build(fact_rows: Iterable[tuple[str, Triple]], passage_rows: Iterable[tuple[str, str, str]]) -> PassageGraph:
+    """The graph from (chunk, fact) pairs and (chunk, document, title) rows.
+
+    >>> from tracegraph.schemas.rdf import iri
+    >>> fact = Triple(s=iri(entity_uri("Hall")), p=iri("https://trustgraph.ai/r/president-of"), o=iri(entity_uri("APA")))
+    >>> g = build([("urn:chunk:1", fact)], [("urn:chunk:1", "urn:doc:1", "Adolescence"), ("urn:chunk:2", "urn:doc:2", "APA")])
+    >>> g.passages, [e.rsplit("/", 1)[1] for e in g.entities]
+    (['urn:chunk:1', 'urn:chunk:2'], ['hall', 'apa', 'adolescence'])
+    >>> g.graph.are_adjacent(1, g.entity_index[entity_uri("APA")])
+    True
+    """
+    documents: dict[str, tuple[str, str]] = {}
+    for chunk, document, title in passage_rows:
+        documents.setdefault(chunk, (document, title))
+    facts: dict[str, dict[Triple, None]] = {}
+    for chunk, fact in fact_rows:
+        if is_knowledge(fact):
+            facts.setdefault(chunk, {})[fact] = None
+    passages = list(dict.fromkeys([*documents, *facts]))
+    links: dict[tuple[int, str], float] = {}
+    for i, chunk in enumerate(passages):
+        for fact in facts.get(chunk, ()):
+            for term in (fact.s, fact.o):
+                if isinstance(term, IriTerm) and not is_provenance_node(term.iri):
+                    links.setdefault((i, term.iri), 1.0)
+        title = documents.get(chunk, ("", ""))[1]
+        for entity in title_entities(title) if title else ():
+            links[(i, entity)] = TITLE_WEIGHT
+    entities = list(dict.fromkeys(entity for _, entity in links))
+    mentions: dict[str, int] = {}
+    for _, entity in links:
+        mentions[entity] = mentions.get(entity, 0) + 1
+    offset = len(passages)
+    index = {e: offset + i for i, e in enumerate(entities)}
+    graph = igraph.Graph(n=offset + len(entities), edges=[(i, index[e]) for i, e in links])
+    graph.es["weight"] = [w / math.log(1 + mentions[e]) if mentions[e] > 1 else w / math.log(2)
+                          for (_, e), w in links.items()]
+    return PassageGraph(graph, passages, [documents.get(p, ("", ""))[0] for p in passages],
+                        [documents.get(p, ("", ""))[1] for p in passages], entities,
+                        [list(facts.get(p, ())) for p in passages], mentions)
+
+
+async def load(tools, timeout: float = 60.0) -> PassageGraph:
+    """Build a collection's passage graph with two read-only SPARQL queries through `tools`."""
+    fact_reply = await tools.sparql(FACTS_QUERY, limit=MAX_ROWS, timeout=timeout)
+    passage_reply = await tools.sparql(PASSAGES_QUERY, limit=MAX_ROWS, timeout=timeout)
+    fact_rows = []
+    for row in fact_reply.bindings:
+        chunk, s, p, o = row.get("chunk"), row.get("s"), row.get("p"), row.get("o")
+        if isinstance(chunk, IriTerm) and isinstance(p, IriTerm) and s is not None and o is not None:
+            fact_rows.append((chunk.iri, Triple(s=s, p=p, o=o)))
+    passage_rows = []
+    for row in passage_reply.bindings:
+        chunk, doc, title = row.get("chunk"), row.get("doc"), row.get("title")
+        if isinstance(chunk, IriTerm) and isinstance(doc, IriTerm):
+            passage_rows.append((chunk.iri, doc.iri, title.value if isinstance(title, LiteralTerm) else ""))
+    return await asyncio.to_thread(build, fact_rows, passage_rows)
+
+
+class PassageGraphCache:
+    """One passage graph per (user, collection), rebuilt on first use after a graph update touched the
+    collection, or after `max_age` seconds (copies of a processor share one subscription to the
+    updates, so a copy may not see every update: the age bounds how stale it can be)."""
+
+    def __init__(self, max_age: float = 120.0) -> None:
+        self.max_age = max_age
+        self._graphs: dict[tuple[str, str], PassageGraph] = {}
+        self._locks: dict[tuple[str, str], asyncio.Lock] = {}
+
+    def invalidate(self, scope: tuple[str, str]) -> None:
+        self._graphs.pop(scope, None)
+
+    async def get(self, scope: tuple[str, str], tools) -> PassageGraph:
+        async with self._locks.setdefault(scope, asyncio.Lock()):
+            graph = self._graphs.get(scope)
+            if graph is None or time.monotonic() - graph.built > self.max_age:
+                graph = self._graphs[scope] = await load(tools)
+            return graph
+
+
+def passages_of(graph: PassageGraph, facts: Sequence[Triple]) -> dict[Triple, list[int]]:
+    """For each fact, the passages it was extracted from (by vertex)."""
+    wanted = {f.model_copy(update={"g": None}): [] for f in facts}
+    for i, passage_facts in enumerate(graph.facts):
+        for f in passage_facts:
+            if f in wanted:
+                wanted[f].append(i)
+    return wanted
