@@ -2,11 +2,35 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from tracegraph.base.provenance.uris import entity_uri, relation_uri
 from tracegraph.base.provenance.vocab import RDFS, SKOS
 from tracegraph.schemas.rdf import Triple, iri, literal
+
+_WRAPPING = "\"'`´“”‘’«»„ \t\n,;:-–—"
+_POSSESSIVE = re.compile(r"(?<=\w)['’]s$|(?<=s)['’]$")
+
+
+def normalise_label(text: str, possessive: bool = True) -> str:
+    """A name without what surrounds it in prose: quotes, a possessive "'s", stray punctuation,
+    runs of spaces. `“Hall’s”` and `Hall` are then one label, not two near-duplicates.
+
+    >>> normalise_label(' "G. Stanley  Hall\\'s" ')
+    'G. Stanley Hall'
+    """
+    text, before = " ".join(text.split()), None
+    while text != before:
+        before = text
+        text = re.sub(r"(?<!\b[A-Z])\.+$", "", text.strip(_WRAPPING)).lstrip(".")  # "U.S." keeps its dot
+        if possessive:
+            text = _POSSESSIVE.sub("", text)
+        if (text.endswith(")") and "(" not in text) or text.endswith("("):
+            text = text[:-1]
+        if text.startswith("(") and ")" not in text:
+            text = text[1:]
+    return text
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,7 +47,7 @@ class KnowledgeExtractor(FlowProcessor):
                 extraction, model = await self._with_llm(chunk, flow)
                 extractor = "llm" if model is not None else "offline"
             else:
-                extraction = offline.extract(chunk.text)
+                extraction = offline.extract(chunk.text, title=chunk.title)
         except (llm.ExtractionFailed, RemoteError, TransientError) as exc:
             # The LLM client already retried transient failures; report rather than loop forever.
             await self._record_failure(chunk, flow, "llm", str(exc))
@@ -72,7 +72,7 @@ class KnowledgeExtractor(FlowProcessor):
             if exc.type == "llm-unavailable" and self.settings.extractor == "auto":
                 log.info("no LLM configured: extracting offline (will ask again in %.0fs)", RECHECK_LLM_SECONDS)
                 self._offline_until = time.monotonic() + RECHECK_LLM_SECONDS
-                return offline.extract(chunk.text), None
+                return offline.extract(chunk.text, title=chunk.title), None
             raise
         return extraction, (used[-1] if used else None)
 

@@ -1,0 +1,188 @@
+"""The offline extractor on encyclopedic prose: the document title as an entity, no fragments as
+entities or predicates, normalised labels. Each case comes from what the old extractor wrote on
+real Wikipedia passages."""
+
+import doctest
+
+import tracegraph.flow.kg_extract.facts
+from tracegraph.base.bus.inproc import InprocBackend
+from tracegraph.base.provenance.uris import entity_uri
+from tracegraph.base.provenance.vocab import SKOS
+from tracegraph.base.settings import RuntimeSettings
+from tracegraph.flow.kg_extract import offline
+from tracegraph.flow.kg_extract.facts import Relation, normalise_label, to_triples
+from tracegraph.flow.kg_extract.processor import KnowledgeExtractor
+from tracegraph.schemas.ingest import Metadata, TextChunk
+
+B_BOY = ("B Boy is a song by the American hip hop group Lost Boyz. "
+         "It was released in 1999 by Ruffhouse Records.")
+
+
+def predicates(found):
+    return {r.predicate for r in found.relations}
+
+
+# -- the title -------------------------------------------------------------------------------------------
+
+def test_title_keeps_its_qualifier_and_is_named_without_it():
+    found = offline.extract(B_BOY, title="B Boy (song)")
+    assert found.definitions["B Boy (song)"].startswith("B Boy is a song")
+    assert "B Boy" not in found.definitions
+    assert Relation("B Boy (song)", "is a", "song") in found.relations
+    assert Relation("B Boy (song)", "is a song by", "Lost Boyz") in found.relations
+
+
+def test_sentence_opening_with_a_pronoun_is_about_the_title():
+    found = offline.extract(B_BOY, title="B Boy (song)")
+    assert Relation("B Boy (song)", "was released by", "Ruffhouse Records") in found.relations
+
+
+def test_the_title_after_the_and_the_kind_it_was_given():
+    found = offline.extract("The B Boy was the group's first single. The song was produced by Mr. Sexxx.",
+                            title="B Boy (song)")
+    assert Relation("B Boy (song)", "was produced by", "Mr Sexxx") in found.relations
+
+
+def test_title_is_always_an_entity_with_a_fact():
+    found = offline.extract("The play draws on hundreds of interviews. It has three acts.",
+                            title="The Laramie Project")
+    assert found.definitions["The Laramie Project"] == "The play draws on hundreds of interviews."
+    facts, _ = to_triples(found)
+    assert (entity_uri("The Laramie Project"), SKOS.definition.iri) in {(t.s.iri, t.p.iri) for t in facts}
+
+
+def test_title_with_sentence_punctuation_and_a_longer_form_of_a_name():
+    film = offline.extract("Arthur? Arthur! is a 1969 British comedy film directed by Samuel Gallu and starring "
+                           "Shelley Winters, Donald Pleasence and Terry-Thomas.", title="Arthur? Arthur!")
+    assert Relation("Arthur? Arthur!", "directed by", "Samuel Gallu") in film.relations
+    assert Relation("Arthur? Arthur!", "starring", "Terry-Thomas") in film.relations
+    person = offline.extract("Christopher Edward Nolan (born 30 July 1970) is an English-American film director. "
+                             "He was born in London.", title="Christopher Nolan")
+    assert Relation("Christopher Nolan", "was born in", "London") in person.relations
+    assert "Christopher Edward Nolan" not in person.definitions
+
+
+def test_a_file_name_title_takes_the_spelling_of_the_text():
+    found = offline.extract("# Helios Grid\n\nHelios Grid depends on Corvid Analytics.", title="helios-grid")
+    assert Relation("Helios Grid", "depends on", "Corvid Analytics") in found.relations
+
+
+def test_a_sentence_may_end_with_the_title():
+    found = offline.extract("# Helios Grid\n\nHelios Grid is a regional energy operator. Mara Lindqvist is the "
+                            "chief executive of Helios Grid. Before joining, she ran a water utility.",
+                            title="helios-grid")
+    assert found.definitions["Helios Grid"] == "Helios Grid is a regional energy operator."
+    assert Relation("Mara Lindqvist", "is the chief executive of", "Helios Grid") in found.relations
+
+
+def test_no_title_no_title_entity():
+    assert list(offline.extract("Helios Grid depends on Corvid Analytics.").definitions) == \
+        ["Helios Grid", "Corvid Analytics"]
+
+
+# -- no fragments ---------------------------------------------------------------------------------------
+
+def test_is_a_ends_in_a_noun_not_an_adjective():
+    found = offline.extract("Git is a fast, scalable, distributed revision control system with an unusually "
+                            "rich command set.")
+    assert Relation("Git", "is a", "fast") not in found.relations
+    assert Relation("Git", "is a", "revision control system") in found.relations
+
+
+def test_copula_definition_keeps_its_sentence_and_kind():
+    text = ("The Journal of Mathematical Physics is a peer-reviewed journal published monthly by the American "
+            "Institute of Physics.")
+    found = offline.extract(text, title="Journal of Mathematical Physics")
+    assert found.definitions["Journal of Mathematical Physics"] == text.rstrip(".") + "."
+    assert Relation("Journal of Mathematical Physics", "is a", "peer-reviewed journal") in found.relations
+    assert Relation("Journal of Mathematical Physics", "published by", "American Institute of Physics") \
+        in found.relations
+
+
+def test_shouted_ordinary_words_and_possessive_predicates():
+    found = offline.extract("Clients MAY also get a file's MIME type from the server.")
+    assert "MAY" not in found.definitions and all("MAY" not in label for label in found.definitions)
+    assert not any("'s" in p or p.endswith((" a", " the")) for p in predicates(found))
+
+
+def test_contractions_are_not_predicates():
+    found = offline.extract("Boys Did n't Wear Hair Gel Before is a single by the band Fake Names.")
+    assert "n't" not in predicates(found)
+    assert "Boys Didn't Wear Hair Gel Before" in found.definitions
+
+
+def test_nationality_words_are_mentions_but_never_related():
+    found = offline.extract("British units made a night attack on an American encampment.")
+    assert "British" in found.definitions and found.relations == []
+
+
+def test_months_and_sentence_openers_are_not_entities():
+    found = offline.extract("The journal was first published in January 1960 by Elsevier. According to "
+                            "Journal Citation Reports, the journal has an impact factor of 2.1.")
+    assert "January" not in found.definitions and "According" not in found.definitions
+    assert "Journal Citation Reports" in found.definitions
+
+
+def test_predicates_need_a_verb_and_must_reach_the_name():
+    found = offline.extract("Bane forces an older Bruce Wayne to come out of retirement.")
+    assert "forces an older" not in predicates(found)
+    company = offline.extract("Film Journal International is published by the American company Prometheus "
+                              "Global Media.")
+    assert Relation("Film Journal International", "is published by", "Prometheus Global Media") \
+        in company.relations
+    assert "company" not in predicates(company)
+
+
+def test_never_related_to_itself():
+    found = offline.extract("The Sun sold more copies than The Sun.", title="The Sun (United Kingdom)")
+    assert all(r.subject != r.object for r in found.relations)
+
+
+# -- labels ---------------------------------------------------------------------------------------------
+
+def test_labels_are_normalised():
+    assert normalise_label("“Hall’s”") == "Hall"
+    assert normalise_label("  G. Stanley   Hall's ") == "G. Stanley Hall"
+    assert normalise_label('"Adweek",') == "Adweek"
+    assert normalise_label("Jennings'") == "Jennings"
+    assert normalise_label("U.S.") == "U.S."
+    assert normalise_label("McDonald's", possessive=False) == "McDonald's"
+    assert doctest.testmod(tracegraph.flow.kg_extract.facts).failed == 0
+
+
+def test_possessive_mentions_are_the_same_entity():
+    found = offline.extract('The book was praised by "Adweek". G. Stanley Hall\'s theory shaped the field. '
+                            "Hall, who was the first president of the American Psychological Association, "
+                            "wrote it.")
+    assert "G. Stanley Hall" in found.definitions and "G. Stanley Hall's" not in found.definitions
+    assert Relation("G. Stanley Hall", "was the first president of", "American Psychological Association") \
+        in found.relations
+
+
+# -- the processor passes the chunk's title -------------------------------------------------------------
+
+class _Sink:
+    def __init__(self) -> None:
+        self.sent = []
+
+    async def send(self, message) -> None:
+        self.sent.append(message)
+
+
+class _Flow:
+    def __init__(self) -> None:
+        self.sinks: dict[str, _Sink] = {}
+
+    def __getitem__(self, spec) -> _Sink:
+        return self.sinks.setdefault(spec.name, _Sink())
+
+
+async def test_processor_extracts_offline_with_the_chunk_title():
+    extractor = KnowledgeExtractor(InprocBackend(), RuntimeSettings(extractor="offline"))
+    meta = Metadata(id="urn:chunk:1", root="doc-1")
+    flow = _Flow()
+    await extractor.extract(TextChunk(metadata=meta, text=B_BOY, document="doc-1", index=1, title="B Boy (song)"),
+                            flow)
+    labels = {c.label for m in flow.sinks["entity-contexts"].sent for c in m.entities}
+    assert "B Boy (song)" in labels and "Ruffhouse Records" in labels
+    assert TextChunk(metadata=meta, text="", document="doc-1", index=1).title == ""
