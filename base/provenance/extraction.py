@@ -105,14 +105,17 @@ def chunk_triples(chunk: str, parent: str, *, index: int, char_offset: int, char
 
 
 def subgraph_triples(subgraph: str, chunk: str, facts: Sequence[Triple], *, component: Component,
-                     timestamp: str, extractor: str, llm_model: str | None = None) -> list[Triple]:
-    """`<subgraph> tg:contains << s p o >>` for each fact, and how the subgraph came to be.
+                     timestamp: str, extractor: str, llm_model: str | None = None,
+                     mentions: Sequence[str] = ()) -> list[Triple]:
+    """`<subgraph> tg:contains << s p o >>` for each fact, `<subgraph> tg:mentions <entity>` for each
+    entity the chunk names, and how the subgraph came to be.
 
     `extractor` is "llm" or "offline", so a reader can tell a model's claims from heuristics.
     """
     g = SOURCE_GRAPH
     out = [*_entity(subgraph, TG.Subgraph, "Subgraph"), _t(subgraph, TG.extractor, literal(extractor), g)]
     out += [_t(subgraph, TG.contains, quoted(f.s, f.p, f.o), g) for f in facts]
+    out += [_t(subgraph, TG.mentions, iri(entity), g) for entity in mentions]
     out += _activity(subgraph, chunk, component, timestamp, f"{component.name} extraction",
                      [(TG.llmModel, llm_model)])
     return out

@@ -61,7 +61,7 @@ TG = Vocabulary("https://trustgraph.ai/ns/", """
     SearchQuestion StrategyRun queryType retrievalStrategy strategyRun strategy candidateCount durationMs
     cacheHit rawSimilarity hydeSimilarity hydeApplied hypotheticalDocument generatedQuery queryStatus
     rrfK rrfScore reranker confidence sourceDensity lowConfidenceWarning retrievalStrategyUsed evidenceNode
-    PprSeed pprSeed seedNode seedWeight pprScore chunkSelection chunk rank
+    PprSeed pprSeed seedNode seedWeight pprScore chunkSelection chunk rank mentions
 """)
 
 

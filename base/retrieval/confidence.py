@@ -1,17 +1,33 @@
-"""RSN-11's confidence block, computed from the evidence an answer rests on.
+"""RSN-11's confidence block, computed from the evidence an answer rests on, and calibrated.
 
-confidence = 0.5 × relevance + 0.2 × agreement + 0.3 × support, times 0.5 after a fallback, where
-- relevance: the mean reranker score of the (at most) three best facts, clipped to [0, 1];
+Five signals, each in [0, 1]:
+- relevance: the mean reranker score of the (at most) three best facts;
 - agreement: the share of the used facts that at least two strategies found;
-- support: source_density / 3, at most 1 (three independent documents count as well supported).
-The warning is raised when source_density ≤ 1, when a strategy fell back, or with no evidence."""
+- support: source documents / 3, at most 1 (three independent documents count as well supported);
+- grounding: the share of the names in the question that are entities of the collection (a question
+  about things the collection never mentions is rarely answered from it);
+- focus: the best cosine similarity of a passage to the question (did any passage match it well).
+
+confidence = σ(BIAS + Σ WEIGHTS[s] × signal s), halved after a strategy fell back. The weights come
+from a logistic regression of "the offline answer contains the gold answer" on these signals over
+the public MuSiQue sample (bench/calibrate_confidence.py fits and prints them; HotpotQA is the
+check), so confidence reads as an estimated chance that the answer holds the answer. The warning
+is raised below WARN_BELOW, with no evidence, with one source document or none (as RSN-11 asks),
+or after a fallback.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 WELL_SUPPORTED = 3
+SIGNALS = ("relevance", "agreement", "support", "grounding", "focus")
+# Fitted by bench/calibrate_confidence.py on the MuSiQue sample (offline answers, bundled model).
+WEIGHTS = {"relevance": 1.0, "agreement": 0.0, "support": 0.0, "grounding": 0.0, "focus": 1.0}
+BIAS = -1.5
+WARN_BELOW = 0.3
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,25 +47,53 @@ class ConfidenceBlock:
     source_density: int
     retrieval_strategies_used: list[str]
     low_confidence_warning: bool
+    signals: Mapping[str, float] = field(default_factory=dict)
 
 
-def assess(facts: Sequence[Support], strategies_used: Iterable[str], fell_back: bool = False) -> ConfidenceBlock:
+def signals_of(facts: Sequence[Support], grounding: float, focus: float) -> dict[str, float]:
     """
-    >>> block = assess([Support(0.8, 2, frozenset({"d1", "d2", "d3"}), ("e:a", "e:b"))], ["graph", "bm25"])
-    >>> block.confidence, block.source_density, block.low_confidence_warning
-    (0.9, 3, False)
+    >>> signals_of([Support(0.8, 2, frozenset({"d1", "d2", "d3"}), ("e:a",))], 0.5, 0.7)
+    {'relevance': 0.8, 'agreement': 1.0, 'support': 1.0, 'grounding': 0.5, 'focus': 0.7}
+    """
+    if not facts:
+        return {"relevance": 0.0, "agreement": 0.0, "support": 0.0, "grounding": _unit(grounding), "focus": _unit(focus)}
+    best = sorted((_unit(f.score) for f in facts), reverse=True)[:3]
+    documents = frozenset().union(*(f.documents for f in facts))
+    return {"relevance": round(sum(best) / len(best), 4),
+            "agreement": round(sum(1 for f in facts if f.strategies >= 2) / len(facts), 4),
+            "support": round(min(1.0, len(documents) / WELL_SUPPORTED), 4),
+            "grounding": _unit(grounding), "focus": _unit(focus)}
+
+
+def calibrated(signals: Mapping[str, float], weights: Mapping[str, float] = WEIGHTS, bias: float = BIAS) -> float:
+    """σ(bias + Σ weight × signal).
+
+    >>> round(calibrated({"relevance": 0.0, "focus": 0.0}, {"relevance": 1.0, "focus": 1.0}, 0.0), 2)
+    0.5
+    """
+    z = bias + sum(weights.get(name, 0.0) * value for name, value in signals.items())
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+def assess(facts: Sequence[Support], strategies_used: Iterable[str], fell_back: bool = False,
+           grounding: float = 1.0, focus: float = 0.0) -> ConfidenceBlock:
+    """
+    >>> block = assess([Support(0.8, 2, frozenset({"d1", "d2", "d3"}), ("e:a", "e:b"))], ["graph", "bm25"], focus=0.9)
+    >>> block.source_density, block.low_confidence_warning, 0 < block.confidence < 1
+    (3, False, True)
     >>> assess([], ["vector"]).low_confidence_warning
     True
     """
     used = list(dict.fromkeys(strategies_used))
+    signals = signals_of(facts, grounding, focus)
     if not facts:
-        return ConfidenceBlock(0.0, [], 0, used, True)
-    best = sorted((min(max(f.score, 0.0), 1.0) for f in facts), reverse=True)[:3]
-    relevance = sum(best) / len(best)
-    agreement = sum(1 for f in facts if f.strategies >= 2) / len(facts)
+        return ConfidenceBlock(0.0, [], 0, used, True, signals)
     documents = frozenset().union(*(f.documents for f in facts))
-    support = min(1.0, len(documents) / WELL_SUPPORTED)
-    confidence = (0.5 * relevance + 0.2 * agreement + 0.3 * support) * (0.5 if fell_back else 1.0)
+    confidence = calibrated(signals) * (0.5 if fell_back else 1.0)
     nodes = list(dict.fromkeys(n for f in facts for n in f.nodes))
-    return ConfidenceBlock(round(confidence, 2), nodes, len(documents), used,
-                           len(documents) <= 1 or fell_back)
+    warn = confidence < WARN_BELOW or len(documents) <= 1 or fell_back  # RSN-11: one source is a warning
+    return ConfidenceBlock(round(confidence, 2), nodes, len(documents), used, warn, signals)
+
+
+def _unit(value: float) -> float:
+    return round(min(max(value, 0.0), 1.0), 4)

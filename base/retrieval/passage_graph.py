@@ -32,6 +32,8 @@ MAX_ROWS = 1_000_000
 
 FACTS_QUERY = (f"SELECT ?chunk ?s ?p ?o WHERE {{ GRAPH <{SOURCE_GRAPH}> {{ "
                f"?sg <{TG.contains.iri}> <<( ?s ?p ?o )>> . ?sg <{PROV.wasDerivedFrom.iri}> ?chunk . }} }}")
+MENTIONS_QUERY = (f"SELECT DISTINCT ?chunk ?e WHERE {{ GRAPH <{SOURCE_GRAPH}> {{ "
+                  f"?sg <{TG.mentions.iri}> ?e . ?sg <{PROV.wasDerivedFrom.iri}> ?chunk . }} }}")
 PASSAGES_QUERY = (f"SELECT ?chunk ?doc ?title WHERE {{ GRAPH <{SOURCE_GRAPH}> {{ "
                   f"?chunk a <{TG.Chunk.iri}> ; <{PROV.wasDerivedFrom.iri}> ?parent . "
                   f"OPTIONAL {{ ?parent a <{TG.Page.iri}> ; <{PROV.wasDerivedFrom.iri}> ?grand }} }} "
@@ -66,6 +68,7 @@ class PassageGraph:
     facts: list[list[Triple]]
     mentions: dict[str, int] = field(default_factory=dict)  # entity IRI -> passages that link to it
     built: float = field(default_factory=time.monotonic)
+    fact_passages: dict[Triple, list[int]] | None = None  # see passages_of
 
     def __post_init__(self) -> None:
         self.passage_index = {p: i for i, p in enumerate(self.passages)}
@@ -85,8 +88,9 @@ class PassageGraph:
         return self.graph.personalized_pagerank(directed=False, damping=damping, reset=weights, weights="weight")
 
 
-def build(fact_rows: Iterable[tuple[str, Triple]], passage_rows: Iterable[tuple[str, str, str]]) -> PassageGraph:
-    """The graph from (chunk, fact) pairs and (chunk, document, title) rows.
+def build(fact_rows: Iterable[tuple[str, Triple]], passage_rows: Iterable[tuple[str, str, str]],
+          mention_rows: Iterable[tuple[str, str]] = ()) -> PassageGraph:
+    """The graph from (chunk, fact) pairs, (chunk, document, title) rows and (chunk, entity) mentions.
 
     >>> from tracegraph.schemas.rdf import iri
     >>> fact = Triple(s=iri(entity_uri("Hall")), p=iri("https://trustgraph.ai/r/president-of"), o=iri(entity_uri("APA")))
@@ -103,9 +107,14 @@ def build(fact_rows: Iterable[tuple[str, Triple]], passage_rows: Iterable[tuple[
     for chunk, fact in fact_rows:
         if is_knowledge(fact):
             facts.setdefault(chunk, {})[fact] = None
-    passages = list(dict.fromkeys([*documents, *facts]))
+    named: dict[str, list[str]] = {}
+    for chunk, entity in mention_rows:
+        named.setdefault(chunk, []).append(entity)
+    passages = list(dict.fromkeys([*documents, *facts, *named]))
     links: dict[tuple[int, str], float] = {}
     for i, chunk in enumerate(passages):
+        for entity in named.get(chunk, ()):
+            links.setdefault((i, entity), 1.0)
         for fact in facts.get(chunk, ()):
             for term in (fact.s, fact.o):
                 if isinstance(term, IriTerm) and not is_provenance_node(term.iri):
@@ -131,6 +140,7 @@ async def load(tools, timeout: float = 60.0) -> PassageGraph:
     """Build a collection's passage graph with two read-only SPARQL queries through `tools`."""
     fact_reply = await tools.sparql(FACTS_QUERY, limit=MAX_ROWS, timeout=timeout)
     passage_reply = await tools.sparql(PASSAGES_QUERY, limit=MAX_ROWS, timeout=timeout)
+    mention_reply = await tools.sparql(MENTIONS_QUERY, limit=MAX_ROWS, timeout=timeout)
     fact_rows = []
     for row in fact_reply.bindings:
         chunk, s, p, o = row.get("chunk"), row.get("s"), row.get("p"), row.get("o")
@@ -141,7 +151,9 @@ async def load(tools, timeout: float = 60.0) -> PassageGraph:
         chunk, doc, title = row.get("chunk"), row.get("doc"), row.get("title")
         if isinstance(chunk, IriTerm) and isinstance(doc, IriTerm):
             passage_rows.append((chunk.iri, doc.iri, title.value if isinstance(title, LiteralTerm) else ""))
-    return await asyncio.to_thread(build, fact_rows, passage_rows)
+    mention_rows = [(row["chunk"].iri, row["e"].iri) for row in mention_reply.bindings
+                    if isinstance(row.get("chunk"), IriTerm) and isinstance(row.get("e"), IriTerm)]
+    return await asyncio.to_thread(build, fact_rows, passage_rows, mention_rows)
 
 
 class PassageGraphCache:
@@ -167,9 +179,10 @@ class PassageGraphCache:
 
 def passages_of(graph: PassageGraph, facts: Sequence[Triple]) -> dict[Triple, list[int]]:
     """For each fact, the passages it was extracted from (by vertex)."""
-    wanted = {f.model_copy(update={"g": None}): [] for f in facts}
-    for i, passage_facts in enumerate(graph.facts):
-        for f in passage_facts:
-            if f in wanted:
-                wanted[f].append(i)
-    return wanted
+    if graph.fact_passages is None:  # built on first use, kept with the graph
+        index: dict[Triple, list[int]] = {}
+        for i, passage_facts in enumerate(graph.facts):
+            for f in passage_facts:
+                index.setdefault(f, []).append(i)
+        graph.fact_passages = index
+    return {f: graph.fact_passages.get(f.model_copy(update={"g": None}), []) for f in facts}

@@ -23,9 +23,11 @@ class PprLimits:
     candidates: int = 30  # passages asked of dense and of BM25 search each
     passage_seeds: int = 3  # best hybrid passages the walk restarts at
     keyword_weight: float = 0.5  # BM25 (scaled to the best hit) against cosine similarity
+    sharpness: float = 3.0  # a seed passage restarts the walk with weight hybrid score ** sharpness
     entity_weight: float = 1.0  # a named entity's restart weight, before its rarity discount
+    rarity: float = 0.5  # a named entity's weight is divided by (passages mentioning it) ** rarity
     synonym_similarity: float = 0.9  # a name links to an entity whose label embeds at least this close
-    damping: float = 0.5  # chance the walk goes on rather than restarts
+    damping: float = 0.85  # chance the walk goes on rather than restarts
     hybrid_mix: float = 0.0  # the hybrid score's share beside PPR mass in the final order
 
 
@@ -84,14 +86,14 @@ def hybrid_scores(dense: Sequence[RetrievedChunk], keyword: Sequence[RetrievedCh
 async def entity_seeds(tools, graph: PassageGraph, names: Sequence[str], limits: PprLimits) -> list[Seed]:
     """The graph's entities the question names: by normalised label (with and without a qualifier),
     else the nearest entity label by embedding when it is at least `synonym_similarity` close.
-    Rare entities weigh more (1 / √passages mentioning it)."""
+    Rare entities weigh more (÷ passages mentioning it ** `rarity`)."""
     seeds: dict[str, Seed] = {}
     unmatched = []
     for name in names:
         found = [e for e in dict.fromkeys([entity_uri(name), entity_uri(without_qualifier(name))])
                  if e in graph.entity_index]
         for entity in found:
-            seeds.setdefault(entity, Seed(entity, limits.entity_weight / graph.mentions[entity] ** 0.5,
+            seeds.setdefault(entity, Seed(entity, limits.entity_weight / graph.mentions[entity] ** limits.rarity,
                                           f"named in the question as '{name}'"))
         if not found:
             unmatched.append(name)
@@ -101,7 +103,7 @@ async def entity_seeds(tools, graph: PassageGraph, names: Sequence[str], limits:
             for entity, similarity in await tools.nearest_entities(vector, 3):
                 if similarity >= limits.synonym_similarity and entity in graph.entity_index:
                     seeds.setdefault(entity, Seed(
-                        entity, similarity * limits.entity_weight / graph.mentions[entity] ** 0.5,
+                        entity, similarity * limits.entity_weight / graph.mentions[entity] ** limits.rarity,
                         f"'{name}' matches its label by embedding similarity {similarity:.2f}"))
     return list(seeds.values())
 
@@ -121,7 +123,7 @@ async def rank_passages(tools, graph: PassageGraph | None, question: str, vector
                                   dense_by[uri].text if uri in dense_by else "") for uri in ordered[:limit]]
         return PassageRanking(passages, [], ["no passage graph yet (nothing extracted): dense + BM25 order"],
                               "hybrid dense + BM25 (no passage graph)", len(hybrid))
-    seeds = [Seed(uri, hybrid[uri], f"passage: {_found_by(uri, dense, keyword)}")
+    seeds = [Seed(uri, hybrid[uri] ** limits.sharpness, f"passage: {_found_by(uri, dense, keyword)}")
              for uri in ordered if uri in graph.passage_index][: limits.passage_seeds]
     seeds += await entity_seeds(tools, graph, names, limits)
     reset = {}

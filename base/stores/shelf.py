@@ -46,7 +46,12 @@ class IndexShelf(Generic[E]):
         """Run a blocking `change` on the collection's index (created if need be), under its lock."""
         async with self._lock(ref):
             entry = await self._lease(ref, create=True)
-            await asyncio.to_thread(change, entry)
+            work = asyncio.ensure_future(asyncio.to_thread(change, entry))
+            try:
+                await asyncio.shield(work)
+            except asyncio.CancelledError:
+                await work  # a thread cannot be stopped: keep the lock until it is done, or a close races it
+                raise
         await self._evict()
 
     async def reader(self, ref: CollectionRef) -> E | None:

@@ -9,7 +9,10 @@ from tracegraph.base.bus.topic import (
 from tracegraph.schemas.agent import AgentRequest, AgentResponse
 from tracegraph.schemas.base import Message, Ping, Pong, ServiceResponse
 from tracegraph.schemas.config import ConfigRequest, ConfigResponse, FlowRequest, FlowResponse
-from tracegraph.schemas.embeddings import EmbeddingsRequest, EmbeddingsResponse, VectorQueryRequest, VectorQueryResponse
+from tracegraph.schemas.embeddings import (
+    EmbeddingsRequest, EmbeddingsResponse, PassageKeywordRequest, PassageKeywordResponse, VectorQueryRequest,
+    VectorQueryResponse,
+)
 from tracegraph.schemas.ingest import TriplesBatch
 from tracegraph.schemas.library import LibrarianRequest, LibrarianResponse
 from tracegraph.schemas.llm import TextCompletionRequest, TextCompletionResponse
@@ -40,6 +43,7 @@ FLOW_SERVICES: dict[str, tuple[type[Message], type[ServiceResponse]]] = {
     "agent": (AgentRequest, AgentResponse),
     "search": (SearchRequest, SearchResponse),
     "keyword-query": (KeywordQueryRequest, KeywordQueryResponse),
+    "passage-keywords": (PassageKeywordRequest, PassageKeywordResponse),
 }
 
 # POST /api/v1/{kind}?flow=F: the reasoning service's short routes (RSN-12) for flow services.

@@ -57,8 +57,9 @@ class Extraction:
 
 def to_triples(extraction: Extraction) -> tuple[list[Triple], list[Triple]]:
     """(facts, labels): facts are what a subgraph `tg:contains` (relations and definitions);
-    labels name the entities and predicates those facts use, and are not claims of the source.
-    An entity no fact mentions is left out: it would be a label nothing could trace or remove."""
+    labels name the entities and predicates the chunk mentions, and are not claims of the source.
+    An entity no fact mentions is still named: its subgraph `tg:mentions` it (`mentions`), which is
+    how a passage that only names something links to it, and how removal finds its label."""
     facts: list[Triple] = []
     labels: dict[str, Triple] = {}
 
@@ -75,12 +76,20 @@ def to_triples(extraction: Extraction) -> tuple[list[Triple], list[Triple]]:
         label(entity_uri(r.object), r.object)
         facts.append(Triple(s=iri(entity_uri(r.subject)), p=iri(relation_uri(r.predicate)),
                             o=iri(entity_uri(r.object))))
+    for text in extraction.labels():
+        label(entity_uri(text), text)
     return list(dict.fromkeys(facts)), list(labels.values())
 
 
+def mentions(extraction: Extraction) -> list[str]:
+    """The IRIs of every entity the chunk names, in a fact or not."""
+    return list(dict.fromkeys(entity_uri(text) for text in extraction.labels()))
+
+
 def mentioned(extraction: Extraction) -> list[str]:
-    """Labels of the entities that facts mention (those that get triples and vectors)."""
+    """Labels of the entities the chunk names (each gets a label and a vector): those with a
+    definition or in a relation first, then the ones only named."""
     names = [t for t, d in extraction.definitions.items() if d]
     for r in extraction.relations:
         names += [r.subject, r.object]
-    return list(dict.fromkeys(names))
+    return list(dict.fromkeys([*names, *extraction.labels()]))

@@ -13,7 +13,7 @@ from tracegraph.base.provenance.extraction import Component, failed_extraction_t
 from tracegraph.base.provenance.uris import entity_uri, subgraph_uri
 from tracegraph.base.specs import Client, Consumer, Producer
 from tracegraph.flow.kg_extract import llm, offline
-from tracegraph.flow.kg_extract.facts import Extraction, mentioned, to_triples
+from tracegraph.flow.kg_extract.facts import Extraction, mentioned, mentions, to_triples
 from tracegraph.schemas.ingest import EntityContext, EntityContexts, TextChunk, Triples
 from tracegraph.schemas.llm import TextCompletionRequest, TextCompletionResponse
 
@@ -82,7 +82,7 @@ class KnowledgeExtractor(FlowProcessor):
         facts, labels = to_triples(extraction)
         subgraph = subgraph_uri(meta.id, extractor)
         provenance = subgraph_triples(subgraph, meta.id, facts, component=COMPONENT, timestamp=meta.time,
-                                      extractor=extractor, llm_model=model)
+                                      extractor=extractor, llm_model=model, mentions=mentions(extraction))
         await flow[self.triples].send(Triples(metadata=meta, triples=facts + labels + provenance))
         contexts = [EntityContext(entity=entity_uri(label), label=label,
                                   context=extraction.definitions.get(label, ""), chunk=meta.id)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 from tracegraph.base.errors import LlmUnavailable
@@ -32,6 +32,7 @@ from tracegraph.flow.graph_rag.pipeline import Limits as GraphRagLimits
 from tracegraph.base.provenance.passages import seed_triples
 from tracegraph.base.provenance.vocab import PROV
 from tracegraph.base.retrieval.names import question_names
+from tracegraph.base.retrieval.passage_graph import passages_of
 from tracegraph.base.retrieval.ppr import Seed
 from tracegraph.flow.search import strategies as st
 from tracegraph.flow.search.strategies import Context, Limits, Run
@@ -96,7 +97,7 @@ class SearchPipeline(GraphRagPipeline):
                               *seed_triples(e_uri, ppr_seeds, lambda i: prov.seed_uri(sid, i)),
                               *trace.strategy_triples(e_uri, sid, records)])
 
-        kept = await self.rerank(ctx, fused)
+        kept = await self.rerank(ctx, fused, await self._passages(runs, fused[: limits.rerank_pool]))
         selected = [SelectedEdge(f.key.s, f.key.p, f.key.o, reasoning=_reason(f, score, rank), score=score,
                                  ppr=ppr_scores.get(f.key))
                     for rank, (f, score) in enumerate(kept, start=1)]
@@ -120,7 +121,9 @@ class SearchPipeline(GraphRagPipeline):
         block = assess([Support(e.score, len(e.ranks), frozenset(e.sources),
                                 tuple(node_iris([e.triple])))
                         for e in evidence], [n for n, r in runs.items() if r.ranked],
-                       any(r.fell_back for r in runs.values()))
+                       any(r.fell_back for r in runs.values()),
+                       grounding=len(ctx.named) / len(ctx.names) if ctx.names else 0.0,
+                       focus=runs["ppr"].details.pop("top_dense", 0.0) if "ppr" in runs else 0.0)
         document = prov.answer_document_uri(sid)
         saved = await self.tools.save_answer(document, f"Search Answer: {question[:50]}", answer)
         s_uri = prov.step_uri("synthesis", sid)
@@ -237,7 +240,20 @@ class SearchPipeline(GraphRagPipeline):
         await self.cache.put(self.scope, key, value.to_json(), [ANY_CHANGE])
         return value
 
-    async def rerank(self, ctx: Context, fused: Sequence[Fused[Triple]]) -> list[tuple[Fused[Triple], float]]:
+    async def _passages(self, runs: dict[str, Run], pool: Sequence[Fused[Triple]]) -> dict[Triple, str]:
+        """The passage each candidate fact came from: the one `ppr` read it in, else the first passage
+        of the collection that states it (so facts of one passage share a group whoever found them)."""
+        found = dict(runs["ppr"].details.pop("passage", {})) if "ppr" in runs else {}
+        missing = [f.key for f in pool if f.key not in found]
+        if missing and hasattr(self.tools, "passage_graph"):
+            graph = await self.tools.passage_graph()
+            for fact, vertices in passages_of(graph, missing).items():
+                if vertices:
+                    found[fact] = graph.passages[vertices[0]]
+        return found
+
+    async def rerank(self, ctx: Context, fused: Sequence[Fused[Triple]], passages: dict[Triple, str] | None = None
+                     ) -> list[tuple[Fused[Triple], float]]:
         """The head of the fused list rescored by the reranker; the best `top_k` are kept. A
         cross-encoder's order is final. A bi-encoder only scores what vector search already scored,
         so its order is one vote beside the fused order (weighted RRF, fusion counting twice): on the
@@ -256,7 +272,29 @@ class SearchPipeline(GraphRagPipeline):
             votes = reciprocal_rank_fusion({"fusion": list(range(len(pool))), "reranker": by_reranker},
                                            ctx.limits.rrf_k, weights={"fusion": 2.0})
             order = [v.key for v in votes]
-        return [(pool[i], scores[i]) for i in order[: ctx.limits.top_k]]
+        order = spread(order, [(passages or {}).get(f.key) for f in pool], ctx.limits.per_passage, ctx.limits.top_k)
+        return [(pool[i], scores[i]) for i in order]
+
+
+def spread(order: Sequence[int], groups: Sequence[Hashable | None], per_group: int, limit: int) -> list[int]:
+    """The first `limit` of `order`, taking at most `per_group` items of one group (the passage a fact
+    came from) before any item beyond that; items of no known group are never held back. So a
+    passage rich in facts cannot crowd out the other passages the answer needs.
+
+    >>> spread([0, 1, 2, 3, 4], [7, 7, 7, None, 8], per_group=2, limit=4)
+    [0, 1, 3, 4]
+    """
+    taken: dict[Hashable, int] = {}
+    first, later = [], []
+    for i in order:
+        group = groups[i]
+        if group is None or taken.get(group, 0) < per_group:
+            first.append(i)
+            if group is not None:
+                taken[group] = taken.get(group, 0) + 1
+        else:
+            later.append(i)
+    return (first + later)[:limit]
 
 
 def _reason(f: Fused[Triple], score: float, rank: int) -> str:

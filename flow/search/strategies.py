@@ -42,6 +42,7 @@ class Limits:
     sparql_rows: int = 200
     sparql_timeout: float = 5.0
     ppr_passages: int = 10  # ranked passages whose facts the ppr strategy reads
+    per_passage: int = 2  # facts of one passage kept before any other passage's are passed over
 
 
 @dataclass
@@ -239,6 +240,7 @@ async def ppr_strategy(ctx: Context) -> Run:
     ranking = await rank_passages(ctx.tools, graph, ctx.question, ctx.vector, ctx.names, ctx.limits.ppr_passages)
     run.notes += [*ranking.notes, ranking.method]
     run.details["seeds"] = [(seed.node, seed.weight, seed.reason) for seed in ranking.seeds]
+    run.details["top_dense"] = max((p.dense for p in ranking.passages if p.dense is not None), default=0.0)
     from_passage: dict[Triple, float] = {}
     order: dict[Triple, int] = {}
     for rank, passage in enumerate(ranking.passages):
@@ -258,6 +260,7 @@ async def ppr_strategy(ctx: Context) -> Run:
                                  *sorted(facts, key=scores.get, reverse=True)]))
     run.ranked = [(f, scores[f]) for f in ranked[: ctx.limits.fetch]]
     run.details["ppr"] = {f: from_passage[f] for f, _ in run.ranked}
+    run.details["passage"] = {f: ranking.passages[order[f]].uri for f, _ in run.ranked}
     run.nodes = [seed.node for seed in ranking.seeds]
     return run
 

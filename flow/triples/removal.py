@@ -44,6 +44,7 @@ async def remove_document(store: TripleStore, ref: CollectionRef, document: str)
     mine = set(derived)
     doomed: list[Triple] = []
     facts: list[Triple] = []
+    entities: set[str] = set()
     for node in derived:
         described = await store.match(ref, s=iri(node), g=SOURCE_GRAPH, limit=_MANY)
         doomed += described
@@ -52,9 +53,10 @@ async def remove_document(store: TripleStore, ref: CollectionRef, document: str)
                 doomed += await store.match(ref, s=t.o, g=SOURCE_GRAPH, limit=_MANY)
             if t.p == TG.contains and isinstance(t.o, TripleTerm):
                 facts.append(t.o.triple)
+            if t.p == TG.mentions and isinstance(t.o, IriTerm):
+                entities.add(t.o.iri)
         if node.startswith("urn:chunk:"):
             result.chunks.append(node)
-    entities: set[str] = set()
     for fact in facts:
         holders = await store.match(ref, p=TG.contains, o=TripleTerm(triple=fact), g=SOURCE_GRAPH, limit=_MANY)
         if all(h.s.iri in mine for h in holders if isinstance(h.s, IriTerm)):
@@ -68,6 +70,7 @@ async def remove_document(store: TripleStore, ref: CollectionRef, document: str)
             continue
         still = [t for t in await store.match(ref, s=iri(entity), g=DEFAULT_GRAPH, limit=10) if t.p != RDFS.label]
         still += await store.match(ref, o=iri(entity), g=DEFAULT_GRAPH, limit=1)
+        still += await store.match(ref, p=TG.mentions, o=iri(entity), g=SOURCE_GRAPH, limit=1)  # another chunk names it
         if not still:
             described = await store.match(ref, s=iri(entity), g=DEFAULT_GRAPH)
             result.removed += await store.remove(ref, described)

@@ -31,6 +31,16 @@ SELECT ?subgraph ?chunk ?document ?title ?extractor WHERE {
 }"""
 
 
+ORPHAN_LABELS = """
+PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
+SELECT ?e WHERE {
+  ?e rdfs:label ?l . FILTER(STRSTARTS(STR(?e), "https://trustgraph.ai/e/"))
+  FILTER NOT EXISTS { ?e ?p ?o . FILTER(?p != rdfs:label) }
+  FILTER NOT EXISTS { ?s ?q ?e }
+  FILTER NOT EXISTS { GRAPH <urn:graph:source> { ?sg <https://trustgraph.ai/ns/mentions> ?e } }
+}"""
+
+
 async def count(api, graph: str = "*") -> int:
     r = await api.flow_service("default", "sparql", {"query": f"SELECT (COUNT(*) AS ?n) WHERE {{ "
                                + ("GRAPH ?g { ?s ?p ?o }" if graph == "*" else "?s ?p ?o") + " }"})
@@ -75,6 +85,10 @@ async def test_corpus_ingest_traces_an_edge_to_its_document_and_removal_cleans_u
         assert {r["document"]["i"] for r in shared["bindings"]} == {other}
         listed = await api.request("librarian", {"operation": "list-documents"})
         assert [d["id"] for d in listed["document-metadatas"]] == [other]
+        # Names no fact and no other chunk uses go with the document; so do its passages' BM25 entries.
+        assert not (await api.flow_service("default", "sparql", {"query": ORPHAN_LABELS}))["bindings"]
+        passages = await api.flow_service("default", "passage-keywords", {"query": "Helios Grid load forecasting"})
+        assert passages["matches"] and all(m["document"] == other for m in passages["matches"])
 
 
 @pytest.mark.parametrize("content, kind, message", [

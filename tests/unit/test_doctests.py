@@ -21,6 +21,8 @@ import tracegraph.base.retrieval.relations
 import tracegraph.base.retrieval.rerank
 import tracegraph.base.retrieval.router
 import tracegraph.flow.search.weights
+import tracegraph.flow.search.pipeline
+import tracegraph.base.retrieval.names
 
 
 @pytest.mark.parametrize("module", [tracegraph.base.bus.protocol, tracegraph.base.bus.topic, tracegraph.cli._client, tracegraph.cli.start_flow,
@@ -30,7 +32,8 @@ import tracegraph.flow.search.weights
                                     tracegraph.cli.socket_client, tracegraph.base.retrieval.confidence,
                                     tracegraph.base.retrieval.fusion, tracegraph.base.retrieval.relations,
                                     tracegraph.base.retrieval.rerank,
-                                    tracegraph.base.retrieval.router, tracegraph.flow.search.weights])
+                                    tracegraph.base.retrieval.router, tracegraph.flow.search.weights,
+                                    tracegraph.flow.search.pipeline, tracegraph.base.retrieval.names])
 def test_doctests(module):
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0

@@ -5,7 +5,7 @@ import pytest
 from tracegraph.base.provenance.uris import entity_uri, relation_uri, slug
 from tracegraph.base.provenance.vocab import RDFS, SKOS
 from tracegraph.flow.kg_extract import llm, offline
-from tracegraph.flow.kg_extract.facts import Extraction, Relation, mentioned, to_triples
+from tracegraph.flow.kg_extract.facts import Extraction, Relation, mentioned, mentions, to_triples
 
 TEXT = ("Helios Grid is a regional energy operator that runs the network of Northern Vale. "
         "Helios Grid depends on Corvid Analytics for load forecasting. "
@@ -32,8 +32,10 @@ def test_facts_are_relations_and_definitions_with_labels_beside_them():
     facts, labels = to_triples(extraction)
     acme, widget = entity_uri("Acme Corp"), entity_uri("Widget Inc")
     assert {(t.s.iri, t.p.iri) for t in facts} == {(acme, SKOS.definition.iri), (acme, relation_uri("acquired"))}
-    assert {t.s.iri for t in labels if t.p == RDFS.label} == {acme, widget, relation_uri("acquired")}
-    assert mentioned(extraction) == ["Acme Corp", "Widget Inc"]  # "Lonely" states nothing: left out
+    lonely = entity_uri("Lonely")  # named, but states nothing: a label and a mention, never a fact
+    assert {t.s.iri for t in labels if t.p == RDFS.label} == {acme, widget, lonely, relation_uri("acquired")}
+    assert mentioned(extraction) == ["Acme Corp", "Widget Inc", "Lonely"]
+    assert mentions(extraction) == [acme, lonely, widget]
 
 
 def test_iris_are_deterministic_from_labels():
