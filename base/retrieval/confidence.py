@@ -1,17 +1,20 @@
 """RSN-11's confidence block, computed from the evidence an answer rests on, and calibrated.
 
-Five signals, each in [0, 1]:
+Six signals, each in [0, 1]:
 - relevance: the mean reranker score of the (at most) three best facts;
 - agreement: the share of the used facts that at least two strategies found;
 - support: source documents / 3, at most 1 (three independent documents count as well supported);
 - grounding: the share of the names in the question that are entities of the collection (a question
   about things the collection never mentions is rarely answered from it);
-- focus: the best cosine similarity of a passage to the question (did any passage match it well).
+- focus: the best cosine similarity of a passage to the question (did any passage match it well);
+- coverage: the share of the question's content words (stemmed) that the evidence sentences say.
 
 confidence = σ(BIAS + Σ WEIGHTS[s] × signal s), halved after a strategy fell back. The weights come
 from a logistic regression of "the offline answer contains the gold answer" on these signals over
 the public MuSiQue sample (bench/calibrate_confidence.py fits and prints them; HotpotQA is the
-check), so confidence reads as an estimated chance that the answer holds the answer. The warning
+check), so confidence reads as an estimated chance that the answer holds the answer; the weights
+are kept as fitted, small and negative ones included (support and grounding add nothing there once
+coverage and focus are known). The warning
 is raised below WARN_BELOW, with no evidence, with one source document or none (as RSN-11 asks),
 or after a fallback.
 """
@@ -22,11 +25,14 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from tracegraph.base.retrieval.relations import content_stems
+
 WELL_SUPPORTED = 3
-SIGNALS = ("relevance", "agreement", "support", "grounding", "focus")
+SIGNALS = ("relevance", "agreement", "support", "grounding", "focus", "coverage")
 # Fitted by bench/calibrate_confidence.py on the MuSiQue sample (offline answers, bundled model).
-WEIGHTS = {"relevance": 1.0, "agreement": 0.0, "support": 0.0, "grounding": 0.0, "focus": 1.0}
-BIAS = -1.5
+WEIGHTS = {"relevance": 0.422, "agreement": 0.112, "support": -0.001, "grounding": -0.27, "focus": 0.681,
+           "coverage": 1.252}
+BIAS = -1.715
 WARN_BELOW = 0.3
 
 
@@ -50,19 +56,32 @@ class ConfidenceBlock:
     signals: Mapping[str, float] = field(default_factory=dict)
 
 
-def signals_of(facts: Sequence[Support], grounding: float, focus: float) -> dict[str, float]:
+def coverage(question: str, sentences: Iterable[str]) -> float:
     """
-    >>> signals_of([Support(0.8, 2, frozenset({"d1", "d2", "d3"}), ("e:a",))], 0.5, 0.7)
-    {'relevance': 0.8, 'agreement': 1.0, 'support': 1.0, 'grounding': 0.5, 'focus': 0.7}
+    >>> coverage("Who founded the label that released B Boy?", ["B Boy was released by Ruffhouse Records"])
+    0.5
+    """
+    asked = content_stems(question)
+    said = set().union(*(content_stems(s) for s in sentences)) if asked else set()
+    return round(len(asked & said) / len(asked), 4) if asked else 0.0
+
+
+def signals_of(facts: Sequence[Support], grounding: float, focus: float, question: str = "",
+               sentences: Sequence[str] = ()) -> dict[str, float]:
+    """
+    >>> signals_of([Support(0.8, 2, frozenset({"d1", "d2", "d3"}), ("e:a",))], 0.5, 0.7, "Who leads Acme?",
+    ...            ["Ada leads Acme"])
+    {'relevance': 0.8, 'agreement': 1.0, 'support': 1.0, 'grounding': 0.5, 'focus': 0.7, 'coverage': 1.0}
     """
     if not facts:
-        return {"relevance": 0.0, "agreement": 0.0, "support": 0.0, "grounding": _unit(grounding), "focus": _unit(focus)}
+        return {"relevance": 0.0, "agreement": 0.0, "support": 0.0, "grounding": _unit(grounding),
+                "focus": _unit(focus), "coverage": 0.0}
     best = sorted((_unit(f.score) for f in facts), reverse=True)[:3]
     documents = frozenset().union(*(f.documents for f in facts))
     return {"relevance": round(sum(best) / len(best), 4),
             "agreement": round(sum(1 for f in facts if f.strategies >= 2) / len(facts), 4),
             "support": round(min(1.0, len(documents) / WELL_SUPPORTED), 4),
-            "grounding": _unit(grounding), "focus": _unit(focus)}
+            "grounding": _unit(grounding), "focus": _unit(focus), "coverage": coverage(question, sentences)}
 
 
 def calibrated(signals: Mapping[str, float], weights: Mapping[str, float] = WEIGHTS, bias: float = BIAS) -> float:
@@ -76,16 +95,18 @@ def calibrated(signals: Mapping[str, float], weights: Mapping[str, float] = WEIG
 
 
 def assess(facts: Sequence[Support], strategies_used: Iterable[str], fell_back: bool = False,
-           grounding: float = 1.0, focus: float = 0.0) -> ConfidenceBlock:
+           grounding: float = 1.0, focus: float = 0.0, question: str = "", sentences: Sequence[str] = ()
+           ) -> ConfidenceBlock:
     """
-    >>> block = assess([Support(0.8, 2, frozenset({"d1", "d2", "d3"}), ("e:a", "e:b"))], ["graph", "bm25"], focus=0.9)
+    >>> block = assess([Support(0.8, 2, frozenset({"d1", "d2", "d3"}), ("e:a", "e:b"))], ["graph", "bm25"], focus=0.9,
+    ...                question="Who leads Acme?", sentences=["Ada leads Acme"])
     >>> block.source_density, block.low_confidence_warning, 0 < block.confidence < 1
     (3, False, True)
     >>> assess([], ["vector"]).low_confidence_warning
     True
     """
     used = list(dict.fromkeys(strategies_used))
-    signals = signals_of(facts, grounding, focus)
+    signals = signals_of(facts, grounding, focus, question, sentences)
     if not facts:
         return ConfidenceBlock(0.0, [], 0, used, True, signals)
     documents = frozenset().union(*(f.documents for f in facts))

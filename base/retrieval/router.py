@@ -32,11 +32,11 @@ PLANS: dict[str, tuple[tuple[str, ...], int]] = {
 # let the first-hop strategies, which agree with each other, bury what only it found; the graph walk
 # follows the asked relation across hops for dependency and ownership questions.
 FUSION_WEIGHTS: dict[str, dict[str, float]] = {
-    "dependency": {"graph": 2.0, "ppr": 2.0},
-    "ownership": {"graph": 2.0, "ppr": 2.0},
-    "factual": {"ppr": 3.0},
-    "strategic": {"ppr": 2.0},
-    "vague": {"ppr": 2.0},
+    "dependency": {"graph": 3.0, "ppr": 3.0},
+    "ownership": {"graph": 3.0, "ppr": 3.0},
+    "factual": {"ppr": 6.0},
+    "strategic": {"ppr": 4.0},
+    "vague": {"ppr": 4.0},
 }
 
 ROUTER_SYSTEM = ("Classify the user's question about a knowledge graph. Reply with exactly one word: "

@@ -12,7 +12,6 @@ entry the rule now refuses, and relabelling deletes such entries instead of writ
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import re
 from collections.abc import Iterable, Iterator
@@ -24,7 +23,7 @@ import tantivy
 
 from tracegraph.base.provenance.vocab import RDFS, READABLE_PREDICATES, is_knowledge
 from tracegraph.base.stores.protocol import CollectionRef
-from tracegraph.base.stores.shelf import IndexShelf, WRITER_HEAP
+from tracegraph.base.stores.shelf import IndexShelf, OpenIndex
 from tracegraph.base.stores.terms import nt, to_ox
 from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Term, Triple, TripleTerm
 
@@ -116,27 +115,14 @@ def query_terms(text: str) -> list[str]:
     return list(dict.fromkeys(_analyzer().analyze(text)))[:MAX_QUERY_TERMS]
 
 
-class _OpenIndex:
-    """One collection's tantivy index and, once it has written, its writer. Methods block: call
-    them from worker threads, and writes only under the collection's lock."""
+class _OpenIndex(OpenIndex):
+    """One collection's fact index: facts and the labels their sentences are made of."""
 
     def __init__(self, path: Path, writer_heap: int) -> None:
-        path.mkdir(parents=True, exist_ok=True)
-        self.index = tantivy.Index(_schema(), path=str(path), reuse=True)
-        self.index.register_tokenizer(ANALYZER, _analyzer())
-        self.writer_heap = writer_heap
-        self.writer: tantivy.IndexWriter | None = None
+        super().__init__(path, _schema(), {ANALYZER: _analyzer()}, writer_heap)
 
     def apply(self, added: list[Triple], removed: list[Triple]) -> None:
-        if self.writer is None:
-            self.writer = self.index.writer(heap_size=self.writer_heap, num_threads=1)
-        try:
-            self._write(self.writer, added, removed)
-            self.writer.commit()
-        except BaseException:
-            self.writer.rollback()
-            raise
-        self.index.reload()  # the next search sees this write
+        self.commit(lambda writer: self._write(writer, added, removed))
 
     def _write(self, writer: tantivy.IndexWriter, added: list[Triple], removed: list[Triple]) -> None:
         searcher = self.index.searcher()  # the last commit: what is stored before this write
@@ -200,9 +186,7 @@ class _OpenIndex:
 
     def search(self, terms: list[str], limit: int) -> list[KeywordHit]:
         """The best `limit` facts, read a page at a time past any entry `is_fact` now refuses."""
-        schema = _schema()
-        query = tantivy.Query.boolean_query(
-            [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "text", term)) for term in terms])
+        query = self.any_term("text", terms)
         searcher = self.index.searcher()
         hits: list[KeywordHit] = []
         offset = 0
@@ -217,12 +201,6 @@ class _OpenIndex:
                 break
             offset += limit
         return hits
-
-    def close(self) -> None:
-        """Let the writer finish its merges and release the index's lock file."""
-        if self.writer is not None:
-            writer, self.writer = self.writer, None
-            writer.wait_merging_threads()
 
 
 class KeywordIndex(IndexShelf[_OpenIndex]):
@@ -243,10 +221,5 @@ class KeywordIndex(IndexShelf[_OpenIndex]):
             return
         await self.write(ref, lambda entry: entry.apply(added, removed))
 
-    async def search(self, ref: CollectionRef, text: str, limit: int = 20) -> list[KeywordHit]:
-        """The facts that best match `text`, best first; [] for no usable words or no such collection."""
-        terms = await asyncio.to_thread(query_terms, text)
-        if not terms or limit < 1:
-            return []
-        entry = await self.reader(ref)
-        return [] if entry is None else await asyncio.to_thread(entry.search, terms, limit)
+    def terms(self, text: str) -> list[str]:
+        return query_terms(text)

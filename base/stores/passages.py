@@ -5,7 +5,6 @@ document empties both. One tantivy index per collection under root/<user>/<colle
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterable, Sequence
 from functools import cache
 from pathlib import Path
@@ -15,7 +14,7 @@ import tantivy
 
 from tracegraph.base.stores.keyword import ANALYZER, _analyzer, query_terms
 from tracegraph.base.stores.protocol import CollectionRef
-from tracegraph.base.stores.shelf import IndexShelf
+from tracegraph.base.stores.shelf import IndexShelf, OpenIndex
 
 
 class Passage(NamedTuple):
@@ -40,58 +39,34 @@ def _schema() -> tantivy.Schema:
     return builder.build()
 
 
-class _OpenPassages:
-    """One collection's passage index; methods block (worker threads), writes under the shelf's lock."""
+class _OpenPassages(OpenIndex):
+    """One collection's passage index."""
 
     def __init__(self, path: Path, writer_heap: int) -> None:
-        path.mkdir(parents=True, exist_ok=True)
-        self.index = tantivy.Index(_schema(), path=str(path), reuse=True)
-        self.index.register_tokenizer(ANALYZER, _analyzer())
-        self.writer_heap = writer_heap
-        self.writer: tantivy.IndexWriter | None = None
-
-    def _commit(self, write) -> None:
-        if self.writer is None:
-            self.writer = self.index.writer(heap_size=self.writer_heap, num_threads=1)
-        try:
-            write(self.writer)
-            self.writer.commit()
-        except BaseException:
-            self.writer.rollback()
-            raise
-        self.index.reload()
+        super().__init__(path, _schema(), {ANALYZER: _analyzer()}, writer_heap)
 
     def add(self, passages: Sequence[Passage]) -> None:
         def write(writer: tantivy.IndexWriter) -> None:
             for p in passages:  # delete first: a redelivered chunk leaves one document
                 writer.delete_documents_by_term("id", p.id)
                 writer.add_document(tantivy.Document(id=p.id, document=p.document, text=f"{p.title}\n{p.text}"))
-        self._commit(write)
+        self.commit(write)
 
     def remove(self, ids: Sequence[str], document: str | None) -> int:
         searcher = self.index.searcher()
-        found = 0
         terms = [("id", i) for i in ids] + ([("document", document)] if document else [])
-        for field, value in terms:
-            found += searcher.search(tantivy.Query.term_query(_schema(), field, value), 1, count=True).count
-        self._commit(lambda writer: [writer.delete_documents_by_term(f, v) for f, v in terms])
+        found = sum(searcher.search(tantivy.Query.term_query(self.schema, field, value), 1, count=True).count
+                    for field, value in terms)
+        self.commit(lambda writer: [writer.delete_documents_by_term(f, v) for f, v in terms])
         return found
 
     def search(self, terms: list[str], limit: int) -> list[PassageHit]:
-        schema = _schema()
-        query = tantivy.Query.boolean_query(
-            [(tantivy.Occur.Should, tantivy.Query.term_query(schema, "text", term)) for term in terms])
         searcher = self.index.searcher()
         hits = []
-        for score, address in searcher.search(query, limit, count=False).hits:
+        for score, address in searcher.search(self.any_term("text", terms), limit, count=False).hits:
             doc = searcher.doc(address)
             hits.append(PassageHit(doc.get_first("id"), doc.get_first("document"), score))
         return hits
-
-    def close(self) -> None:
-        if self.writer is not None:
-            writer, self.writer = self.writer, None
-            writer.wait_merging_threads()
 
 
 class PassageIndex(IndexShelf[_OpenPassages]):
@@ -113,10 +88,5 @@ class PassageIndex(IndexShelf[_OpenPassages]):
         await self.write(ref, lambda entry: removed.append(entry.remove(list(ids), document)))
         return removed[0]
 
-    async def search(self, ref: CollectionRef, text: str, limit: int = 20) -> list[PassageHit]:
-        """The passages that best match `text`, best first; [] for no usable words or no such collection."""
-        terms = await asyncio.to_thread(query_terms, text)
-        if not terms or limit < 1:
-            return []
-        entry = await self.reader(ref)
-        return [] if entry is None else await asyncio.to_thread(entry.search, terms, limit)
+    def terms(self, text: str) -> list[str]:
+        return query_terms(text)

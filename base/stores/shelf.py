@@ -10,7 +10,7 @@ import shutil
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
-from typing import Generic, Protocol, TypeVar
+from typing import Generic, TypeVar
 
 import tantivy
 
@@ -19,9 +19,46 @@ from tracegraph.base.stores.protocol import CollectionRef
 WRITER_HEAP = 32_000_000  # bytes; tantivy wants at least 15 MB for one indexing thread
 
 
-class OpenIndex(Protocol):
+class OpenIndex:
+    """One collection's tantivy index and, once it has written, its writer. Methods block: call
+    them from worker threads, and writes only under the collection's lock (IndexShelf.write)."""
+
+    def __init__(self, path: Path, schema: tantivy.Schema, analyzers: dict[str, tantivy.TextAnalyzer],
+                 writer_heap: int) -> None:
+        path.mkdir(parents=True, exist_ok=True)
+        self.schema = schema
+        self.index = tantivy.Index(schema, path=str(path), reuse=True)
+        for name, analyzer in analyzers.items():
+            self.index.register_tokenizer(name, analyzer)
+        self.writer_heap = writer_heap
+        self.writer: tantivy.IndexWriter | None = None
+
+    def commit(self, write: Callable[[tantivy.IndexWriter], object]) -> None:
+        """Run `write` with the writer and commit, or roll back on any error; the next search sees it."""
+        if self.writer is None:
+            self.writer = self.index.writer(heap_size=self.writer_heap, num_threads=1)
+        try:
+            write(self.writer)
+            self.writer.commit()
+        except BaseException:
+            self.writer.rollback()
+            raise
+        self.index.reload()
+
+    def search(self, terms: list[str], limit: int) -> list:
+        """The best `limit` documents for these analysed terms, best first."""
+        raise NotImplementedError
+
+    def any_term(self, field: str, terms: list[str]) -> tantivy.Query:
+        """Documents whose `field` has any of `terms`, scored by BM25."""
+        return tantivy.Query.boolean_query(
+            [(tantivy.Occur.Should, tantivy.Query.term_query(self.schema, field, term)) for term in terms])
+
     def close(self) -> None:
-        """Let the writer finish its merges and release the index's lock file (blocks)."""
+        """Let the writer finish its merges and release the index's lock file."""
+        if self.writer is not None:
+            writer, self.writer = self.writer, None
+            writer.wait_merging_threads()
 
 
 E = TypeVar("E", bound=OpenIndex)
@@ -65,6 +102,18 @@ class IndexShelf(Generic[E]):
         if entry is not None:
             await self._evict()
         return entry
+
+    async def search(self, ref: CollectionRef, text: str, limit: int = 20) -> list:
+        """What best matches `text` in the collection, best first; [] for no usable words or no such collection."""
+        terms = await asyncio.to_thread(self.terms, text)
+        if not terms or limit < 1:
+            return []
+        entry = await self.reader(ref)
+        return [] if entry is None else await asyncio.to_thread(entry.search, terms, limit)
+
+    def terms(self, text: str) -> list[str]:
+        """The index terms of user text (the analyzer the index was written with)."""
+        raise NotImplementedError
 
     async def drop(self, ref: CollectionRef) -> None:
         """Forget a collection: close its index and remove its folder."""

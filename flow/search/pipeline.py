@@ -123,7 +123,8 @@ class SearchPipeline(GraphRagPipeline):
                         for e in evidence], [n for n, r in runs.items() if r.ranked],
                        any(r.fell_back for r in runs.values()),
                        grounding=len(ctx.named) / len(ctx.names) if ctx.names else 0.0,
-                       focus=runs["ppr"].details.pop("top_dense", 0.0) if "ppr" in runs else 0.0)
+                       focus=runs["ppr"].details.pop("top_dense", 0.0) if "ppr" in runs else 0.0,
+                       question=question, sentences=[e.text for e in evidence])
         document = prov.answer_document_uri(sid)
         saved = await self.tools.save_answer(document, f"Search Answer: {question[:50]}", answer)
         s_uri = prov.step_uri("synthesis", sid)

@@ -42,7 +42,7 @@ class Limits:
     sparql_rows: int = 200
     sparql_timeout: float = 5.0
     ppr_passages: int = 10  # ranked passages whose facts the ppr strategy reads
-    per_passage: int = 2  # facts of one passage kept before any other passage's are passed over
+    per_passage: int = 1  # facts of one passage kept before any other passage's are passed over
 
 
 @dataclass

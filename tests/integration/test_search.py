@@ -15,6 +15,7 @@ from tracegraph.cli.socket_client import SocketClient
 
 from support.ingest import CORPUS, ingest_stack, load_and_wait
 from support.procs import tg_async
+from support.stack import wait_until_async
 
 QUESTION = "What does Helios Grid depend on?"
 TG = "https://trustgraph.ai/ns/"
@@ -78,10 +79,11 @@ async def test_websocket_streams_the_trace_then_the_confidence_block(stack):
     assert last["end_of_session"] and last["message_type"] == "end" and last["confidence"]
     synthesis = next(m for m in messages if ":synthesis:" in (m.get("explain_id") or ""))
     assert objects(synthesis, "confidence") == [f"{last['confidence']['confidence']:.2f}"]
-    stored = await api.flow_service("default", "sparql", {"query": (
-        "SELECT ?c WHERE { GRAPH <urn:graph:retrieval> { ?s a <https://trustgraph.ai/ns/SearchQuestion> . "
-        "?syn <https://trustgraph.ai/ns/confidence> ?c } }")})
-    assert stored["bindings"], "the trace, confidence included, is stored for audit"
+    async def stored():  # the explainability writer stores the events as they go by, not before the reply
+        return (await api.flow_service("default", "sparql", {"query": (
+            "SELECT ?c WHERE { GRAPH <urn:graph:retrieval> { ?s a <https://trustgraph.ai/ns/SearchQuestion> . "
+            "?syn <https://trustgraph.ai/ns/confidence> ?c } }")}))["bindings"]
+    await wait_until_async(stored, timeout=10, what="the trace, confidence included, stored for audit")
 
 
 async def test_tg_search_prints_the_answer_confidence_and_evidence(stack):

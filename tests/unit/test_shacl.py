@@ -178,3 +178,37 @@ def test_nquads_round_trip_validates_the_same():
     assert validate_nquads(to_nquads(valid())).conforms
     report = validate_nquads(to_nquads(without(valid(), QUESTION, TG.query)))
     assert_reported(report, "tg:query")
+
+
+def passage_trace() -> list[Triple]:
+    """The valid trace with what passage retrieval adds: PageRank seeds on the Exploration, a PPR score
+    on an edge selection, the extraction that names the chunk's entities, and a Document RAG-style
+    chunk selection on the same Exploration."""
+    from tracegraph.base.provenance import passages
+    from tracegraph.base.retrieval.ppr import RankedPassage, Seed
+    seeds = [Seed(CHUNK, 0.343, "passage: dense #1, BM25 #1"), Seed(HELIOS, 1.0, "named in the question")]
+    kept = [RankedPassage(CHUNK, DOC, "Helios Grid", 1.0, 0.7, 12.5)]
+    edge = query.SelectedEdge(s=FACT.s, p=FACT.p, o=FACT.o, reasoning="from passage #1", score=0.6, ppr=1.0)
+    return [*query.question_triples(QUESTION, "Who does Helios Grid depend on?", query.now()),
+            *query.grounding_triples(GROUNDING, QUESTION, ["Helios Grid"], None, "offline"),
+            *query.exploration_triples(EXPLORATION, GROUNDING, 3, [HELIOS]),
+            *query.focus_triples(FOCUS, EXPLORATION, SID, [edge], None, "offline"),
+            *query.synthesis_triples(SYNTHESIS, FOCUS, None, None, "offline"),
+            *extraction_provenance(),
+            *passages.seed_triples(EXPLORATION, seeds, lambda i: query.seed_uri(SID, i)),
+            *passages.chunk_selection_triples(EXPLORATION, kept, lambda i: f"urn:trustgraph:docrag:{SID}/chunk/{i}"),
+            *extraction.subgraph_triples(SUBGRAPH, CHUNK, [FACT], component=COMPONENT, timestamp=STAMP,
+                                         extractor="offline", mentions=[HELIOS, CORVID])]
+
+
+def test_passage_retrieval_terms_conform_and_broken_ones_are_reported():
+    trace = passage_trace()
+    assert validate_trace(trace).conforms, validate_trace(trace).messages
+    seed = query.seed_uri(SID, 0)
+    assert_reported(validate_trace(without(trace, seed, TG.seedNode)), "PprSeed names exactly one node")
+    assert_reported(validate_trace(replaced(trace, seed, TG.seedWeight, literal("heavy"))), "seedWeight")
+    selection = f"urn:trustgraph:docrag:{SID}/chunk/0"
+    assert_reported(validate_trace(replaced(trace, selection, TG.rank, literal("0"))), "positive integer")
+    assert_reported(validate_trace(without(trace, selection, TG.chunk)), "ChunkSelection names exactly one chunk")
+    edge = query.edge_selection_uri(SID, 0)
+    assert_reported(validate_trace(replaced(trace, edge, TG.pprScore, literal("-1"))), "pprScore")
