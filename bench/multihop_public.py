@@ -2,7 +2,8 @@
 
 Every passage of a sample is ingested as one text/plain document through the default flow of the
 whole in-process stack (chunker, extraction, embeddings, keyword index), one collection per set.
-Each question is then asked through the gateway's REST API in every mode: document-rag (doc-limit 8),
+Each question is then asked through the gateway's REST API in every mode: dense-baseline (the documents of
+the chunks nearest the question's embedding, the plain vector baseline), document-rag (doc-limit 8),
 graph-rag (defaults), search (the router chooses) and search:<strategy> for each strategy in
 tracegraph.schemas.search.STRATEGIES. The sources of each answer, in the order the service returns
 them, are mapped back to corpus passages and scored against the gold supporting passages:
@@ -45,6 +46,7 @@ from tracegraph.schemas.search import STRATEGIES  # noqa: E402
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "multihop"
 SETS = {"musique": "musique-train-100.json", "hotpotqa": "hotpotqa-train-100.json"}
 FLOW = "default"
+DENSE = "dense"  # not a service: embeddings + document-embeddings, the plain vector baseline
 BLUEPRINT = "default"
 KS = (2, 5, 8)
 IN_FLIGHT = 8  # documents submitted at once: enough to keep the pipeline busy on 2 cores
@@ -218,7 +220,8 @@ def code_version() -> str | None:
 def modes(selected: list[str] | None) -> dict[str, tuple[str, dict[str, Any]]]:
     """mode name → (flow service, extra request fields)."""
     table: dict[str, tuple[str, dict[str, Any]]] = {
-        "document-rag": ("document-rag", {"doc-limit": 8}), "graph-rag": ("graph-rag", {}), "search": ("search", {})}
+        "dense-baseline": (DENSE, {}), "document-rag": ("document-rag", {"doc-limit": 8}),
+        "graph-rag": ("graph-rag", {}), "search": ("search", {})}
     table |= {f"search:{s}": ("search", {"strategies": [s]}) for s in STRATEGIES}
     if selected is None:
         return table
@@ -260,7 +263,7 @@ async def ask(api: Api, sources: SourceMap, question: dict[str, Any], service: s
         body["use-cache"] = False
     began = time.perf_counter()
     try:
-        reply = await api.flow_service(FLOW, service, body)
+        reply = await (dense_sources(api, body) if service == DENSE else api.flow_service(FLOW, service, body))
     except TraceGraphError as exc:
         return Outcome(error=f"{type(exc).__name__}: {exc}")
     out = Outcome(latency_ms=(time.perf_counter() - began) * 1000)
@@ -288,6 +291,16 @@ async def ask(api: Api, sources: SourceMap, question: dict[str, Any], service: s
         out.confidence = reply["confidence"].get("confidence")
         out.warning = reply["confidence"].get("low_confidence_warning")
     return out
+
+
+async def dense_sources(api: Api, body: dict[str, Any]) -> dict[str, Any]:
+    """The baseline every graph mode must beat: the documents of the chunks nearest the question's
+    embedding, nearest first (what Document RAG returned before passage retrieval)."""
+    vector = (await api.flow_service(FLOW, "embeddings", {"texts": [body["query"]]}))["vectors"][0]
+    hits = (await api.flow_service(FLOW, "document-embeddings", {"vector": vector, "limit": 30,
+                                                                 "collection": body["collection"]}))["matches"]
+    documents = list(dict.fromkeys(h["document"] for h in hits if h.get("document")))
+    return {"sources": [{"uri": d, "title": ""} for d in documents]}
 
 
 # ---------------------------------------------------------------- figures
