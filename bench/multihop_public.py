@@ -39,7 +39,7 @@ from tracegraph.base.errors import TraceGraphError  # noqa: E402
 from tracegraph.base.settings import RuntimeSettings  # noqa: E402
 from tracegraph.cli.api import Api  # noqa: E402
 from tracegraph.cli.library_upload import process, wait_for_extraction  # noqa: E402
-from tracegraph.launch.registry import PROCESSORS, packaged_blueprints  # noqa: E402
+from tracegraph.launch.registry import PROCESSORS  # noqa: E402
 from tracegraph.launch.stack import Stack, ensure_flow  # noqa: E402
 from tracegraph.schemas.search import STRATEGIES  # noqa: E402
 
@@ -186,21 +186,6 @@ async def wait_indexes(api: Api, dataset: Dataset, timeout: float = 300.0) -> No
             return
         previous = probe
     print(f"    indexes still changing after {timeout:.0f} s; measuring anyway", flush=True)
-
-
-async def refresh_flow(api: Api) -> None:
-    """A reused data dir keeps the blueprint of the code that ingested it, and processors of newer code
-    may not be able to join that flow (a new topic). Put the packaged blueprint back and restart the
-    flow when they differ; the stores themselves stay as the older code wrote them."""
-    packaged = packaged_blueprints()[BLUEPRINT]
-    stored = (await api.flow("get-blueprint", blueprint_name=BLUEPRINT)).get("blueprint-definition")
-    if stored is not None and json.loads(stored) == json.loads(packaged):
-        return
-    await api.flow("put-blueprint", blueprint_name=BLUEPRINT, blueprint_definition=packaged)
-    await api.flow("stop-flow", flow_id=FLOW)
-    await api.flow("start-flow", flow_id=FLOW, blueprint_name=BLUEPRINT)
-    print(f"  the data dir's '{BLUEPRINT}' blueprint differed from the packaged one: flow '{FLOW}' restarted "
-          "from the packaged blueprint (its stores were written by older code)", flush=True)
 
 
 def code_version() -> str | None:
@@ -454,9 +439,8 @@ async def main_async(args: argparse.Namespace) -> None:
         try:
             async with Stack(backend, settings, list(PROCESSORS)) as stack:
                 await ensure_flow(backend, FLOW, BLUEPRINT)
+                # A reused data dir from older code had its packaged blueprint upgraded by the config service.
                 api = Api(f"http://127.0.0.1:{stack['gateway'].port}/", timeout=args.timeout + 30)
-                if held:
-                    await refresh_flow(api)
                 for dataset in datasets:
                     results[dataset.name] = await measure_set(api, dataset, data_dir, args, table, code)
         finally:

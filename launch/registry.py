@@ -56,7 +56,15 @@ def packaged_tools() -> dict[str, str]:
     return tools
 
 
+def superseded_blueprints() -> dict[str, list[str]]:
+    """Blueprint name -> digests of the versions shipped before the config service recorded which one
+    it seeded (launch/superseded-blueprints.json): a data directory holding one of them is upgraded."""
+    entry = resources.files("tracegraph.launch") / "superseded-blueprints.json"
+    return json.loads(entry.read_text(encoding="utf-8"))
+
+
 def config_service(backend: Backend, settings: RuntimeSettings) -> Processor:
     """The config service, seeded with the packaged blueprints and agent tools on first start."""
     from tracegraph.flow.config.processor import ConfigProcessor
-    return ConfigProcessor(backend, settings, blueprints=packaged_blueprints, tools=packaged_tools)
+    return ConfigProcessor(backend, settings, blueprints=packaged_blueprints, tools=packaged_tools,
+                           superseded=superseded_blueprints)

@@ -106,7 +106,7 @@ _DEPENDENCY = [
     r"writes? to|depends? on|rel(?:y|ies) on)\b",                                        # how does X talk to Y
     r"^(?:what|which)\s+(?:[\w-]+\s+)?(?:services|systems|components|jobs|apps|applications|consumers|pipelines)"
     r"\s+(?:are|is|sit|sits|run|runs)\s+(?:up|down)stream\b",                          # which services are downstream
-    rf"^where\s+(?:does|do|did)\s+.+\s+(?:run|store (?:its |their )?data)$",             # where does X run
+    r"^where\s+(?:does|do|did)\s+.+\s+(?:run|store (?:its |their )?data)$",             # where does X run
     rf"{_ASKER}\s+(?:is|are|was|were)\s+.+\s+(?:{_DEPENDED_BY}\s+by|running on)$",     # which services is X used by
     rf"\b(?:is|are)\s+(?:\w+\s+)?{_DEPENDED_BY}\s+by\s+(?:whom|what|which)\b",         # X is used by what
     rf"^(?:does|do|did|will|would|can|could)\s+(?:(?!that\b|which\b|who\b)[\w'.&-]+\s+){{1,6}}?{_present(*_DEPENDS)}\b",

@@ -2,13 +2,15 @@
 
 Everything lives in one SQLite file under the data directory, so blueprints, tools and running
 flows survive a restart; each change is pushed whole (with its version) to every processor.
-Packaged blueprints and agent tools fill in whatever names are missing at start.
+Packaged blueprints and agent tools fill in whatever names are missing at start, and a packaged
+blueprint stored in an older version is upgraded (flow/config/upgrade.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator, Callable, Mapping
 
 from tracegraph.base.bus.protocol import Backend
@@ -23,6 +25,7 @@ from tracegraph.base.specs import Producer, Service
 from tracegraph.flow.agent.tool_config import CONFIG_TYPE as TOOL, parse_tool
 from tracegraph.flow.config.blueprints import flow_parameters, parse_blueprint, resolve
 from tracegraph.flow.config.store import ConfigStore
+from tracegraph.flow.config.upgrade import ORIGIN, digest, outdated, rebind
 from tracegraph.schemas.config import (
     ConfigPush, ConfigRequest, ConfigResponse, ConfigValue, FlowRequest, FlowResponse,
 )
@@ -32,6 +35,8 @@ FLOW = "flow"
 ACTIVE = "active-flow"
 
 Seeds = Callable[[], Mapping[str, str]]  # key -> value text, read from packaged files
+Superseded = Callable[[], Mapping[str, list[str]]]  # blueprint name -> digests of its earlier packaged texts
+log = logging.getLogger(__name__)
 
 # Values of these types are checked before they are stored; the error says what is wrong.
 VALUE_CHECKS: dict[str, Callable[[str, str], object]] = {
@@ -50,11 +55,13 @@ class ConfigProcessor(Processor):
     push = Producer("push", ConfigPush)
 
     def __init__(self, backend: Backend, settings: RuntimeSettings | None = None,
-                 blueprints: Seeds | None = None, tools: Seeds | None = None) -> None:
+                 blueprints: Seeds | None = None, tools: Seeds | None = None,
+                 superseded: Superseded | None = None) -> None:
         super().__init__(backend, settings)
         self.store = ConfigStore(self.settings.data_dir / "config.sqlite")
         # Read at start, off the event loop: they may be files.
         self.seeds = {type_: seeds for type_, seeds in ((BLUEPRINT, blueprints), (TOOL, tools)) if seeds}
+        self.superseded = superseded or dict
         self._flows_lock = asyncio.Lock()
 
     def fixed_topics(self) -> TopicMap:
@@ -74,10 +81,34 @@ class ConfigProcessor(Processor):
                 if name not in existing:
                     VALUE_CHECKS[type_](name, text)  # a broken packaged seed should stop start-up, loudly
                     missing.append((type_, name, text))
+                    if type_ == BLUEPRINT:
+                        missing.append((ORIGIN, name, digest(text)))
         if missing:
             await self.store.write(put=missing)
+        if BLUEPRINT in self.seeds:
+            await self._upgrade_blueprints(await asyncio.to_thread(self.seeds[BLUEPRINT]))
         await super().start()
         await self.broadcast()  # processors that started first learn the current state
+
+    async def _upgrade_blueprints(self, packaged: Mapping[str, str]) -> None:
+        """Replace stored blueprints that are older packaged versions, and rebind their running flows."""
+        stored, origins = await self.store.items(BLUEPRINT), await self.store.items(ORIGIN)
+        superseded = await asyncio.to_thread(self.superseded)
+        for name, text in packaged.items():
+            if name not in stored or digest(stored[name]) == digest(text):
+                continue
+            if not outdated(stored[name], text, origins.get(name), set(superseded.get(name, ()))):
+                log.warning("flow blueprint %r differs from the packaged one and looks edited, so it is kept; "
+                            "processors of this version may not join its flows. Replace it with the flow "
+                            "service's put-blueprint (launch/blueprints/%s.json) and restart its flows", name, name)
+                continue
+            records, bound = rebind(name, text, await self.store.items(FLOW), await self.store.items(ACTIVE))
+            await self.store.write(
+                put=[(BLUEPRINT, name, text), (ORIGIN, name, digest(text)), *((FLOW, f, r) for f, r in records.items()),
+                     *((ACTIVE, p, b) for p, b in bound.items() if b is not None)],
+                delete=[(ACTIVE, p) for p, b in bound.items() if b is None])
+            log.info("upgraded flow blueprint %r to the packaged version; rebound flow(s): %s", name,
+                     ", ".join(records) or "none running")
 
     async def broadcast(self) -> int:
         version, config = await self.store.snapshot()
@@ -106,7 +137,7 @@ class ConfigProcessor(Processor):
             yield ConfigResponse(values=[ConfigValue(type=type_, key=k, value=v) for k, v in items.items()])
         else:  # put / delete
             reserved = {v.type for v in req.values} | {k.type for k in req.keys}
-            if reserved & {BLUEPRINT, FLOW, ACTIVE}:
+            if reserved & {BLUEPRINT, FLOW, ACTIVE, ORIGIN}:
                 raise ConfigError("flow blueprints and flows are changed through the flow service")
             for v in req.values:
                 if v.type in VALUE_CHECKS:
