@@ -39,6 +39,7 @@ from tracegraph.base.retrieval.fusion import reciprocal_rank_fusion  # noqa: E40
 from tracegraph.base.retrieval.rerank import EmbeddingReranker  # noqa: E402
 from tracegraph.base.settings import RuntimeSettings  # noqa: E402
 from tracegraph.base.stores.keyword import KeywordIndex  # noqa: E402
+from tracegraph.base.stores.passages import PassageIndex  # noqa: E402
 from tracegraph.base.stores.oxigraph import OxigraphTripleStore  # noqa: E402
 from tracegraph.base.stores.protocol import CollectionRef, VectorItem  # noqa: E402
 from tracegraph.base.stores.qdrant import QdrantVectorStore  # noqa: E402
@@ -114,6 +115,8 @@ def recall(ranked: list[tuple], gold: set[tuple], k: int) -> float:
 async def quality(data_dir: Path, embedder, llm_url: str | None, limit: int | None) -> None:
     triples = OxigraphTripleStore(data_dir / "triples")
     vectors = QdrantVectorStore(path=data_dir / "vectors" / "entity")
+    chunks = QdrantVectorStore(path=data_dir / "vectors" / "chunk")
+    passages = PassageIndex(data_dir / "passages")
     keywords = KeywordIndex(data_dir / "keywords")
     complete = openai_completion(llm_url) if llm_url else None
     sets = {"multihop": multihop_corpus.questions(), "sample": json.loads(SAMPLE_GOLD.read_text())}
@@ -121,7 +124,8 @@ async def quality(data_dir: Path, embedder, llm_url: str | None, limit: int | No
     try:
         for collection, items in sets.items():
             ref = CollectionRef("default", collection)
-            tools = LocalRetrievalTools(ref, triples, vectors, keywords, embedder, complete)
+            tools = LocalRetrievalTools(ref, triples, vectors, keywords, embedder, complete, chunk_vectors=chunks,
+                                        passages=passages)
             labels: dict[str, str] = {}
             for item in items[:limit]:
                 rows = await rankings(tools, item["question"], hyde_llm=complete is not None)
@@ -133,7 +137,7 @@ async def quality(data_dir: Path, embedder, llm_url: str | None, limit: int | No
                             recall(text, gold, k))
             print(f"  scored {min(len(items), limit or len(items))} questions of '{collection}'", flush=True)
     finally:
-        for store in (triples, vectors, keywords):
+        for store in (triples, vectors, keywords, chunks, passages):
             await store.aclose()
     for collection in sets:
         print(f"\n{collection}: recall of gold supporting facts (mean over questions)")
@@ -152,6 +156,8 @@ async def rankings(tools: LocalRetrievalTools, question: str, hyde_llm: bool) ->
     ctx = await pipeline.context(question, route)
     runs, _ = await pipeline.retrieve(ctx, SINGLE, route.hops)
     out = {f"{name} only": [t for t, _ in run.ranked] for name, run in runs.items()}
+    passage_walk = (await pipeline.retrieve(ctx, ("ppr",), route.hops))[0]["ppr"]
+    out["ppr only (passages by PageRank, their facts)"] = [t for t, _ in passage_walk.ranked]
     three = reciprocal_rank_fusion({n: [t for t, _ in runs[n].ranked] for n in ("vector", "bm25", "graph")})
     four = reciprocal_rank_fusion({n: [t for t, _ in r.ranked] for n, r in runs.items()})
     out["RRF k=60 (vector + bm25 + graph)"] = [f.key for f in three]

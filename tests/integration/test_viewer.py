@@ -47,7 +47,8 @@ async def test_viewer_streams_the_trace_and_opens_steps_and_sources(tmp_path):
             assert [kind for kind, _ in nodes] == STEPS
             assert nodes[0][1].startswith("urn:trustgraph:question:")
             focus = dict(nodes)["Focus"]
-            assert await page.locator("#graph .link").count() == len(STEPS) - 1  # each step → the one before
+            # each step → the one before, and the Exploration → the Question that generated it (as the spec draws it)
+            assert await page.locator("#graph .link").count() == len(STEPS)
 
             answer = await page.text_content("#answer")
             assert "Helios Grid depends on Corvid Analytics" in answer

@@ -46,6 +46,11 @@ async def test_offline_session_explains_each_step_and_finds_the_source(store, em
     assert "Helios Grid" in values(grounding, TG.concept)
     assert "https://trustgraph.ai/e/helios-grid" in values(exploration, TG.entity)
     assert int(values(exploration, TG.edgeCount)[0]) >= 2
+    assert values(exploration, PROV.wasDerivedFrom) == [grounding.uri]  # upstream's chain …
+    assert values(exploration, PROV.wasGeneratedBy) == [question.uri]  # … and the spec's link to the session
+    seeds = [t.o.iri for t in exploration.triples if t.p == TG.pprSeed]
+    assert seeds, "the passage walk names where it restarted"
+    assert any(t.p == TG.pprScore for t in focus.triples), "each selected edge carries its passage's PPR score"
     assert all(t.g == "urn:graph:retrieval" for e in explains for t in e.triples)
     edges = [t.o.triple for t in focus.triples if t.p == TG.edge and isinstance(t.o, TripleTerm)]
     assert any(e.p.iri.endswith("/depends-on") for e in edges)
