@@ -21,7 +21,6 @@ import argparse
 import asyncio
 import json
 import sys
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
