@@ -38,7 +38,7 @@ class Limits:
     edge_limit: int = 25
     llm_candidates: int = 150  # edges shown to the LLM, the most similar first
     passage_limit: int = 10  # ranked passages whose facts Exploration reads
-    relevance_floor: float = 0.15  # edges less similar to the question are not kept offline
+    relevance_floor: float = 0.1  # edges less similar to the question are not kept offline
 
 
 @dataclass(frozen=True, slots=True)
