@@ -106,7 +106,10 @@ class DocumentEmbeddingsProcessor(VectorProcessor):
     @input.handler
     async def index(self, chunk: TextChunk, flow: Flow) -> None:
         payload = {"text": chunk.text, "document": chunk.document, "index": chunk.index}
-        await self.index_texts(flow, chunk.metadata, [(chunk.metadata.id, chunk.text, payload)])
+        # Embedded under its document's title, as dense passage retrievers do: a passage's text often
+        # names its subject only as "it" or "the song".
+        embedded = f"{chunk.title}\n{chunk.text}" if chunk.title else chunk.text
+        await self.index_texts(flow, chunk.metadata, [(chunk.metadata.id, embedded, payload)])
         await self.passages.add(CollectionRef(chunk.metadata.user, chunk.metadata.collection), [
             Passage(chunk.metadata.id, chunk.document, chunk.title, chunk.text)])
 
