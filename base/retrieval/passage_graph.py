@@ -14,6 +14,7 @@ does not tie half the corpus together; title links count TITLE_WEIGHT times a me
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import re
 import time
@@ -22,11 +23,14 @@ from dataclasses import dataclass, field
 
 import igraph
 
+from tracegraph.base.errors import RemoteError
+
 from tracegraph.base.provenance.uris import entity_uri
 from tracegraph.base.provenance.vocab import DC, PROV, TG, is_knowledge, is_provenance_node
 from tracegraph.base.stores.protocol import SOURCE_GRAPH
 from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Triple
 
+log = logging.getLogger(__name__)
 TITLE_WEIGHT = 3.0
 MAX_ROWS = 1_000_000
 
@@ -154,6 +158,19 @@ async def load(tools, timeout: float = 60.0) -> PassageGraph:
     mention_rows = [(row["chunk"].iri, row["e"].iri) for row in mention_reply.bindings
                     if isinstance(row.get("chunk"), IriTerm) and isinstance(row.get("e"), IriTerm)]
     return await asyncio.to_thread(build, fact_rows, passage_rows, mention_rows)
+
+
+async def passage_graph_of(tools) -> PassageGraph | None:
+    """The collection's passage graph, or None when these tools cannot build one: no such method, or
+    a store that answers no SPARQL (Cassandra). Retrieval then ranks passages by dense + BM25 alone,
+    and GraphRAG walks from entities as before; the trace says which."""
+    if not hasattr(tools, "passage_graph"):
+        return None
+    try:
+        return await tools.passage_graph()
+    except RemoteError as exc:
+        log.warning("no passage graph (%s): ranking passages without it", exc.message[:200])
+        return None
 
 
 class PassageGraphCache:

@@ -18,6 +18,7 @@ from tracegraph.base.provenance.query import Usage
 from tracegraph.base.provenance.vocab import DC
 from tracegraph.base.provenance.passages import chunk_selection_triples, seed_triples
 from tracegraph.base.retrieval.names import question_names
+from tracegraph.base.retrieval.passage_graph import passage_graph_of
 from tracegraph.base.retrieval.ppr import PassageRanking, PprLimits, rank_passages
 from tracegraph.base.retrieval.tools import RetrievalTools, RetrievedChunk
 from tracegraph.flow.document_rag import excerpts
@@ -98,7 +99,7 @@ class DocumentRagPipeline:
         yield Explain(g_uri, prov.grounding_triples(g_uri, q_uri, [question], None, GROUNDING_METHOD))
 
         [vector] = await self.tools.embed([question])
-        graph = await self.tools.passage_graph() if hasattr(self.tools, "passage_graph") else None
+        graph = await passage_graph_of(self.tools)
         ranking = await rank_passages(self.tools, graph, question, vector, question_names(question),
                                       self.limits.candidates, PprLimits(candidates=self.limits.candidates))
         chunks = select_chunks(await self._with_text(ranking), self.limits.doc_limit)

@@ -18,7 +18,7 @@ from tracegraph.flow.graph_rag.focus import (
 )
 from tracegraph.base.provenance import passages as passages_trace
 from tracegraph.base.retrieval.names import question_names
-from tracegraph.base.retrieval.passage_graph import PassageGraph
+from tracegraph.base.retrieval.passage_graph import PassageGraph, passage_graph_of
 from tracegraph.base.retrieval.ppr import PassageRanking, RankedPassage, rank_passages
 from tracegraph.base.stores.keyword import readable
 from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Term, Triple, TripleTerm, iri, literal
@@ -144,9 +144,9 @@ class GraphRagPipeline:
 
     async def _rank(self, question: str, vector: list[float], names: list[str]) -> PassageRanking | None:
         """Passages by personalised PageRank, when the tools can build a passage graph."""
-        if not hasattr(self.tools, "passage_graph"):
+        self.graph = await passage_graph_of(self.tools)
+        if self.graph is None:
             return None
-        self.graph = await self.tools.passage_graph()
         ranking = await rank_passages(self.tools, self.graph, question, vector, names, self.limits.passage_limit)
         self.ranked = ranking.passages
         return ranking

@@ -32,7 +32,7 @@ from tracegraph.flow.graph_rag.pipeline import Limits as GraphRagLimits
 from tracegraph.base.provenance.passages import seed_triples
 from tracegraph.base.provenance.vocab import PROV
 from tracegraph.base.retrieval.names import question_names
-from tracegraph.base.retrieval.passage_graph import passages_of
+from tracegraph.base.retrieval.passage_graph import passage_graph_of, passages_of
 from tracegraph.base.retrieval.ppr import Seed
 from tracegraph.flow.search import strategies as st
 from tracegraph.flow.search.strategies import Context, Limits, Run
@@ -246,8 +246,8 @@ class SearchPipeline(GraphRagPipeline):
         of the collection that states it (so facts of one passage share a group whoever found them)."""
         found = dict(runs["ppr"].details.pop("passage", {})) if "ppr" in runs else {}
         missing = [f.key for f in pool if f.key not in found]
-        if missing and hasattr(self.tools, "passage_graph"):
-            graph = await self.tools.passage_graph()
+        graph = await passage_graph_of(self.tools) if missing else None
+        if graph is not None:
             for fact, vertices in passages_of(graph, missing).items():
                 if vertices:
                     found[fact] = graph.passages[vertices[0]]

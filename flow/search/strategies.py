@@ -14,6 +14,7 @@ import numpy as np
 from tracegraph.base.errors import LlmUnavailable, RemoteError
 from tracegraph.base.provenance.query import Usage
 from tracegraph.base.retrieval import nl_sparql
+from tracegraph.base.retrieval.passage_graph import passage_graph_of
 from tracegraph.base.retrieval.ppr import rank_passages
 from tracegraph.base.retrieval.relations import RELATION_CUES, content_stems
 from tracegraph.base.retrieval.router import Route
@@ -236,7 +237,7 @@ async def ppr_strategy(ctx: Context) -> Run:
     passage score × similarity. So the fused list keeps one fact per relevant passage — the second
     hop of a multi-hop question included — and every fact resolves to the passage it came from."""
     run = Run("ppr")
-    graph = await ctx.tools.passage_graph()
+    graph = await passage_graph_of(ctx.tools)
     ranking = await rank_passages(ctx.tools, graph, ctx.question, ctx.vector, ctx.names, ctx.limits.ppr_passages)
     run.notes += [*ranking.notes, ranking.method]
     run.details["seeds"] = [(seed.node, seed.weight, seed.reason) for seed in ranking.seeds]

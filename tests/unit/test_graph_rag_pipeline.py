@@ -120,3 +120,20 @@ async def test_a_collection_without_a_graph_gets_an_honest_empty_answer(tmp_path
     assert "holds no facts related to the question" in steps[-1].answer
     exploration = next(s for s in steps if isinstance(s, Explain) and ":exploration:" in s.uri)
     assert values(exploration, TG.edgeCount) == ["0"]
+
+
+class NoSparqlTools(StoreTools):
+    """A store that answers patterns but no SPARQL (as the Cassandra engine)."""
+
+    async def sparql(self, query: str, *, limit: int, timeout: float):
+        from tracegraph.base.errors import RemoteError
+        raise RemoteError("bad-query", "this triple store engine does not run SPARQL")
+
+
+async def test_without_sparql_graphrag_walks_from_entities_instead_of_failing(store, embedder):
+    steps = await run(NoSparqlTools(store, embedder))
+    exploration = next(s for s in steps if isinstance(s, Explain) and ":exploration:" in s.uri)
+    assert not [t for t in exploration.triples if t.p == TG.pprSeed], "no passage graph, so no PageRank seeds"
+    assert "https://trustgraph.ai/e/helios-grid" in values(exploration, TG.entity)
+    [finished] = [s for s in steps if isinstance(s, Finished)]
+    assert "Helios Grid depends on Corvid Analytics" in finished.answer
