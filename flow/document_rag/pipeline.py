@@ -102,9 +102,9 @@ class DocumentRagPipeline:
         graph = await passage_graph_of(self.tools)
         ranking = await rank_passages(self.tools, graph, question, vector, question_names(question),
                                       self.limits.candidates, PprLimits(candidates=self.limits.candidates))
-        chunks = select_chunks(await self._with_text(ranking), self.limits.doc_limit)
+        chunks = await self._kept(ranking)
         kept = {c.uri for c in chunks}
-        titles = await self._titles(chunks)
+        titles = await self._titles(chunks, {p.document: p.title for p in ranking.passages if p.title})
         e_uri = docrag.step_uri("exploration", sid)
         yield Explain(e_uri, [
             *docrag.exploration_triples(e_uri, g_uri, q_uri, [c.uri for c in chunks], retrieval_note(ranking, chunks)),
@@ -126,23 +126,34 @@ class DocumentRagPipeline:
         sources = list(dict.fromkeys((c.document, titles[c.document]) for c in chunks if c.document))
         yield Finished(synthesis.usage or Usage(), sources, synthesis.text)
 
-    async def _with_text(self, ranking: PassageRanking) -> list[RetrievedChunk]:
-        """The ranked passages as chunks with their text; passages the graph reached without a dense
-        hit (no text in hand) are fetched in one request."""
-        missing = [p.uri for p in ranking.passages if not p.text]
-        texts = {c.uri: c for c in await self.tools.chunks(missing)} if missing else {}
-        out = []
-        for p in ranking.passages:
-            text = p.text or (texts[p.uri].text if p.uri in texts else "")
-            document = p.document or (texts[p.uri].document if p.uri in texts else None)
-            if text:
-                out.append(RetrievedChunk(p.uri, p.score, text, document))
-        return out
+    async def _kept(self, ranking: PassageRanking) -> list[RetrievedChunk]:
+        """The first `doc_limit` ranked passages with distinct texts. Passages the graph reached
+        without a dense hit have no text in hand: it is fetched a window of `doc_limit` at a time,
+        and only as far down the ranking as the kept passages reach."""
+        limit, passages = self.limits.doc_limit, ranking.passages
+        chunks: list[RetrievedChunk] = []
+        for start in range(0, len(passages), limit):
+            window = passages[start:start + limit]
+            missing = [p.uri for p in window if not p.text]
+            fetched = {c.uri: c for c in await self.tools.chunks(missing)} if missing else {}
+            for p in window:
+                text = p.text or (fetched[p.uri].text if p.uri in fetched else "")
+                document = p.document or (fetched[p.uri].document if p.uri in fetched else None)
+                if text:
+                    chunks.append(RetrievedChunk(p.uri, p.score, text, document))
+            kept = select_chunks(chunks, limit)
+            if len(kept) == limit:
+                return kept
+        return select_chunks(chunks, limit)
 
-    async def _titles(self, chunks: Sequence[RetrievedChunk]) -> dict[str, str]:
-        """dc:title of each chunk's document (the document id when it has none)."""
+    async def _titles(self, chunks: Sequence[RetrievedChunk], known: dict[str, str]) -> dict[str, str]:
+        """dc:title of each chunk's document (the document id when it has none); titles the passage
+        graph already holds (`known`) are not looked up again."""
         titles: dict[str, str] = {}
         for document in dict.fromkeys(c.document for c in chunks if c.document):
+            if document in known:
+                titles[document] = known[document]
+                continue
             found = await self.tools.match(s=iri(document), p=DC.title, limit=1)
             titles[document] = found[0].o.value if found and isinstance(found[0].o, LiteralTerm) else document
         return titles
