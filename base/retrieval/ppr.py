@@ -10,12 +10,15 @@ say why a passage was chosen."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from tracegraph.base.provenance.uris import entity_uri
 from tracegraph.base.retrieval.passage_graph import PassageGraph, without_qualifier
 from tracegraph.base.retrieval.tools import RetrievedChunk
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +68,22 @@ class PassageRanking:
     notes: list[str] = field(default_factory=list)
     method: str = ""
     candidates: int = 0  # passages dense and BM25 search found
+
+
+def best_of_each_passage_first(items: Sequence[T], passage_of: Callable[[T], int | None]) -> list[T]:
+    """`items` (best first) reordered so the best item of each passage comes first, in passage rank
+    order, then every other item in its own order; items of no passage (None) are never moved up.
+    So each relevant passage — a second hop included — is represented before any passage repeats.
+
+    >>> best_of_each_passage_first(["a1", "a2", "b1", "x", "c1"], lambda i: {"a": 0, "b": 1, "c": 2}.get(i[0]))
+    ['a1', 'b1', 'c1', 'a2', 'x']
+    """
+    first: dict[int, T] = {}
+    for item in items:
+        rank = passage_of(item)
+        if rank is not None:
+            first.setdefault(rank, item)
+    return list(dict.fromkeys([*(first[r] for r in sorted(first)), *items]))
 
 
 def hybrid_scores(dense: Sequence[RetrievedChunk], keyword: Sequence[RetrievedChunk],

@@ -12,6 +12,7 @@ import numpy as np
 from dataclasses import dataclass
 
 from tracegraph.base.provenance.query import SelectedEdge
+from tracegraph.base.retrieval.ppr import best_of_each_passage_first
 from tracegraph.schemas.rdf import Triple
 
 
@@ -93,11 +94,7 @@ def offline_selection(scored: Sequence[Scored], limit: int, floor: float = 0.0) 
     (['e:1', 'e:3', 'e:2'], ['1 edge(s) less similar to the question than the relevance floor 0.20 left out; 3 kept (edge limit 3)'])
     """
     relevant = [s for s in scored if s.similarity >= floor]
-    first: dict[int, Scored] = {}
-    for s in relevant:
-        if s.edge.passage is not None:
-            first.setdefault(s.edge.passage, s)
-    ordered = list(dict.fromkeys([*(first[k] for k in sorted(first)), *relevant]))[:limit]
+    ordered = best_of_each_passage_first(relevant, lambda s: s.edge.passage)[:limit]
     notes = []
     if len(relevant) < len(scored):
         notes.append(f"{len(scored) - len(relevant)} edge(s) less similar to the question than the relevance floor "

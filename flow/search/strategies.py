@@ -15,7 +15,7 @@ from tracegraph.base.errors import LlmUnavailable, RemoteError
 from tracegraph.base.provenance.query import Usage
 from tracegraph.base.retrieval import nl_sparql
 from tracegraph.base.retrieval.passage_graph import passage_graph_of
-from tracegraph.base.retrieval.ppr import rank_passages
+from tracegraph.base.retrieval.ppr import best_of_each_passage_first, rank_passages
 from tracegraph.base.retrieval.relations import RELATION_CUES, content_stems
 from tracegraph.base.retrieval.router import Route
 from tracegraph.flow.graph_rag.pipeline import skipped
@@ -254,11 +254,7 @@ async def ppr_strategy(ctx: Context) -> Run:
     facts = list(from_passage)
     similarity = cosine_to(ctx.vector, await ctx.tools.embed(await ctx.texts(facts)))
     scores = {f: from_passage[f] * max(sim, 0.0) for f, sim in zip(facts, similarity)}
-    best_of: dict[int, Triple] = {}
-    for fact in sorted(facts, key=scores.get, reverse=True):
-        best_of.setdefault(order[fact], fact)
-    ranked = list(dict.fromkeys([*(best_of[r] for r in sorted(best_of)),
-                                 *sorted(facts, key=scores.get, reverse=True)]))
+    ranked = best_of_each_passage_first(sorted(facts, key=scores.get, reverse=True), order.get)
     run.ranked = [(f, scores[f]) for f in ranked[: ctx.limits.fetch]]
     run.details["ppr"] = {f: from_passage[f] for f, _ in run.ranked}
     run.details["passage"] = {f: ranking.passages[order[f]].uri for f, _ in run.ranked}
