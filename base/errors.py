@@ -7,6 +7,8 @@
      ├── DecodeError              a body that is not a valid message
      │    └── SchemaMismatch      a valid body of another schema than expected
      ├── RequestTimeout           no (further) response within the deadline
+     ├── TransientError           worth retrying: the message is redelivered later
+     │    └── ServiceUnavailable  no live consumer serves the request (or it died mid-answer)
      ├── RemoteError(type, msg)   the service answered with an Error response
      └── ConfigError              bad settings, unknown flow / blueprint / processor
 """
@@ -61,6 +63,14 @@ class TransientError(TraceGraphError):
     A handler that raises it has its message redelivered until the broker's attempt
     count reaches the processor's limit; any other exception is answered at once.
     """
+
+
+class ServiceUnavailable(TransientError):
+    """The service a request went to has no live consumer, stopped answering mid-request, or the
+    broker connection dropped while waiting. Worth retrying once the service (or broker) is back;
+    the gateway answers it with HTTP 503."""
+
+    error_type = "unavailable"
 
 
 class QueryError(TraceGraphError):

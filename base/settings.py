@@ -19,7 +19,12 @@ class RuntimeSettings(BaseSettings):
     pubsub_url: str | None = Field(None, description="broker URL (amqp://… or pulsar://…)")
     data_dir: Path = Field(Path("tg-data"), description="where embedded stores keep their files")
     request_timeout: float = Field(60.0, gt=0, description="seconds to wait for a response")
-    max_attempts: int = Field(5, ge=1, description="deliveries of a message before giving up on it")
+    max_attempts: int = Field(10, ge=1, description="deliveries of a message before giving up on it")
+    unavailable_timeout: float = Field(5.0, gt=0, description="seconds a request may find no live consumer "
+                                       "of its service (or hear nothing from one that died) before failing "
+                                       "with `unavailable`")
+    retry_backoff: float = Field(0.5, ge=0, description="seconds before the first redelivery of a message that "
+                                 "failed transiently; doubles each attempt, at most 30")
     gateway_host: str = Field("127.0.0.1", description="address the gateway listens on")
     gateway_port: int = Field(8888, ge=0, le=65535, description="port the gateway listens on")
     gateway_secret: SecretStr | None = Field(None, description="bearer token the gateway requires (user `default`)")
@@ -64,7 +69,9 @@ def add_runtime_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--pubsub-url", help="broker URL [TG_PUBSUB_URL]")
     group.add_argument("--data-dir", type=Path, help="data directory for embedded stores [TG_DATA_DIR, ./tg-data]")
     group.add_argument("--request-timeout", type=float, help="seconds to wait for a response [60]")
-    group.add_argument("--max-attempts", type=int, help="deliveries of a message before giving up [5]")
+    group.add_argument("--max-attempts", type=int, help="deliveries of a message before giving up [10]")
+    group.add_argument("--unavailable-timeout", type=float,
+                       help="seconds before a request to a service with no live consumer fails [5]")
     group.add_argument("--log-level", help="DEBUG, INFO, WARNING… [INFO]")
 
 
