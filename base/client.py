@@ -12,8 +12,8 @@ from typing import Generic, TypeVar
 
 from tracegraph.base.bus import codec
 from tracegraph.base.bus.protocol import Backend, Delivery
-from tracegraph.base.bus.topic import Topic
-from tracegraph.base.errors import RemoteError, RequestTimeout
+from tracegraph.base.bus.topic import SERVICE_SUBSCRIPTION, Topic
+from tracegraph.base.errors import RemoteError, RequestTimeout, ServiceUnavailable
 from tracegraph.schemas.base import Message, ServiceResponse
 
 log = logging.getLogger(__name__)
@@ -22,6 +22,17 @@ Q = TypeVar("Q", bound=Message)
 R = TypeVar("R", bound=ServiceResponse)
 
 DEFAULT_TIMEOUT = 60.0
+DEFAULT_UNAVAILABLE_AFTER = 5.0
+
+
+class _Pending:
+    """One request awaiting responses: where they go, how to fail it, and the connection it was sent on."""
+
+    __slots__ = ("deliver", "fail", "epoch")
+
+    def __init__(self, deliver: Callable[[Delivery], None], fail: Callable[[BaseException], None],
+                 epoch: int) -> None:
+        self.deliver, self.fail, self.epoch = deliver, fail, epoch
 
 
 class RequestClient(Generic[Q, R]):
@@ -29,23 +40,31 @@ class RequestClient(Generic[Q, R]):
 
     One response subscription per client, private to it; responses for ids this client
     did not send (another client's, or a request that already timed out) are dropped.
+
+    While requests are pending, a watcher asks the broker whether the service still has a
+    consumer: after `unavailable_after` seconds without one, or once the broker connection
+    was lost (its responses may never come), pending requests fail with `ServiceUnavailable`
+    instead of waiting out `timeout`. Each request expires in the broker's queue after
+    `timeout`, so a service that comes back does not work for callers long gone.
     """
 
     def __init__(self, backend: Backend, request_topic: Topic, response_topic: Topic,
                  request: type[Q], response: type[R], *, owner: str = "client",
-                 timeout: float = DEFAULT_TIMEOUT) -> None:
+                 timeout: float = DEFAULT_TIMEOUT, unavailable_after: float = DEFAULT_UNAVAILABLE_AFTER) -> None:
         self.backend = backend
         self.request_topic = request_topic
         self.response_topic = response_topic
         self.request_type = request
         self.response_type = response
         self.timeout = timeout
+        self.unavailable_after = unavailable_after
         token = uuid.uuid4().hex[:12]
         self._subscription = f"{owner}-{token}"
         self._ids = (f"{token}-{n}" for n in itertools.count())  # unique without a uuid per request
-        self._pending: dict[str, Callable[[Delivery], None]] = {}
+        self._pending: dict[str, _Pending] = {}
         self._stack = AsyncExitStack()
         self._reader: asyncio.Task[None] | None = None
+        self._watcher: asyncio.Task[None] | None = None
 
     async def start(self) -> "RequestClient[Q, R]":
         deliveries = await self._stack.enter_async_context(self.backend.subscribe(
@@ -54,10 +73,11 @@ class RequestClient(Generic[Q, R]):
         return self
 
     async def stop(self) -> None:
-        if self._reader is not None:
-            self._reader.cancel()
-            await asyncio.gather(self._reader, return_exceptions=True)
-            self._reader = None
+        for task in (self._reader, self._watcher):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+        self._reader = self._watcher = None
         await self._stack.aclose()
 
     async def __aenter__(self) -> "RequestClient[Q, R]":
@@ -69,20 +89,50 @@ class RequestClient(Generic[Q, R]):
     async def _route(self, deliveries: AsyncIterator[Delivery]) -> None:
         pending = self._pending
         async for delivery in deliveries:
-            deliver = pending.get(delivery.properties.get("id", ""))
-            if deliver is not None:
-                deliver(delivery)
+            waiting = pending.get(delivery.properties.get("id", ""))
+            if waiting is not None:
+                waiting.deliver(delivery)
 
-    async def _send(self, request: Q, deliver: Callable[[Delivery], None]) -> str:
+    async def _send(self, request: Q, deliver: Callable[[Delivery], None],
+                    fail: Callable[[BaseException], None], ttl: float) -> str:
         request_id = next(self._ids)
-        self._pending[request_id] = deliver
+        self._pending[request_id] = _Pending(deliver, fail, self.backend.epoch)
         body, props = codec.encode(request, {"id": request_id})
         try:
-            await self.backend.publish(self.request_topic, body, props)
+            await self.backend.publish(self.request_topic, body, props, ttl=ttl)
         except BaseException:
             self._pending.pop(request_id, None)
             raise
+        if self._watcher is None or self._watcher.done():
+            self._watcher = asyncio.create_task(self._watch(), name=f"liveness:{self.request_topic}")
         return request_id
+
+    async def _watch(self) -> None:
+        """Fail pending requests that cannot be answered: no consumer for `unavailable_after`
+        seconds, or sent on a connection that has since been lost. Ends when nothing is pending."""
+        loop = asyncio.get_running_loop()
+        interval = min(1.0, self.unavailable_after / 4)
+        alone_since: float | None = None
+        while self._pending:
+            await asyncio.sleep(interval)
+            epoch = self.backend.epoch
+            self._fail_where(lambda p: p.epoch < epoch, lambda: ServiceUnavailable(
+                f"the broker connection was lost while waiting for {self.request_topic}; try again"))
+            count = await self.backend.consumers(self.request_topic, SERVICE_SUBSCRIPTION)
+            if count is None or count > 0:
+                alone_since = None
+                continue
+            alone_since = alone_since if alone_since is not None else loop.time()
+            if loop.time() - alone_since >= self.unavailable_after:
+                self._fail_where(lambda p: True, lambda: ServiceUnavailable(
+                    f"no service is consuming {self.request_topic} (none for {self.unavailable_after:g}s): "
+                    "is its processor running?"))
+
+    def _fail_where(self, doomed: Callable[[_Pending], bool], error: Callable[[], BaseException]) -> None:
+        for request_id, waiting in list(self._pending.items()):
+            if doomed(waiting):
+                del self._pending[request_id]
+                waiting.fail(error())
 
     def _decode(self, delivery: Delivery) -> R:
         response = codec.decode(delivery.body, delivery.properties, self.response_type)
@@ -96,12 +146,13 @@ class RequestClient(Generic[Q, R]):
     async def stream(self, request: Q, *, timeout: float | None = None) -> AsyncIterator[R]:
         """Yield every response to `request`, ending after the final one.
 
-        Raises RemoteError for an error response and RequestTimeout when no response
-        arrives within `timeout` seconds of the request or of the previous response.
+        Raises RemoteError for an error response, RequestTimeout when no response arrives
+        within `timeout` seconds of the request or of the previous response, and
+        ServiceUnavailable when the service is gone (see the class docstring).
         """
         wait = self.timeout if timeout is None else timeout
-        queue: asyncio.Queue[Delivery] = asyncio.Queue()
-        request_id = await self._send(request, queue.put_nowait)
+        queue: asyncio.Queue[Delivery | BaseException] = asyncio.Queue()
+        request_id = await self._send(request, queue.put_nowait, queue.put_nowait, wait)
         try:
             while True:
                 try:
@@ -109,6 +160,8 @@ class RequestClient(Generic[Q, R]):
                         delivery = await queue.get()
                 except TimeoutError:
                     raise self._timed_out(wait) from None
+                if isinstance(delivery, BaseException):
+                    raise delivery
                 response = self._decode(delivery)
                 yield response
                 if response.ends_request:
@@ -140,7 +193,11 @@ class RequestClient(Generic[Q, R]):
             elif deadline is not None:
                 deadline.reschedule(loop.time() + wait)
 
-        request_id = await self._send(request, deliver)
+        def fail(exc: BaseException) -> None:
+            if not done.done():
+                done.set_exception(exc)
+
+        request_id = await self._send(request, deliver, fail, wait)
         try:
             async with asyncio.timeout(wait) as deadline:
                 return await done

@@ -23,6 +23,8 @@ class TraceGraphError(Exception):
 class BusError(TraceGraphError):
     """The message bus failed."""
 
+    error_type = "unavailable"
+
 
 class ConnectError(BusError):
     """The broker could not be reached."""
@@ -30,6 +32,8 @@ class ConnectError(BusError):
 
 class TopicNotFound(BusError):
     """A topic name that does not parse, or that a backend cannot map."""
+
+    error_type = "bad-request"
 
 
 class DecodeError(TraceGraphError):
@@ -42,6 +46,8 @@ class SchemaMismatch(DecodeError):
 
 class RequestTimeout(TraceGraphError):
     """A request got no response, or its stream stalled, within the deadline."""
+
+    error_type = "timeout"
 
 
 class ConfigError(TraceGraphError):
@@ -60,9 +66,12 @@ class RemoteError(TraceGraphError):
 class TransientError(TraceGraphError):
     """A failure worth retrying (a store or downstream service briefly unavailable).
 
-    A handler that raises it has its message redelivered until the broker's attempt
-    count reaches the processor's limit; any other exception is answered at once.
+    A consumer whose handler raises it has its message redelivered until the broker's attempt
+    count reaches the processor's limit; a service tries again a few times while it has sent
+    nothing, then answers the error.
     """
+
+    error_type = "unavailable"
 
 
 class ServiceUnavailable(TransientError):
@@ -71,6 +80,20 @@ class ServiceUnavailable(TransientError):
     the gateway answers it with HTTP 503."""
 
     error_type = "unavailable"
+
+
+# Error types a service answers for a failure that may pass: a message whose handler met one is
+# redelivered later rather than given up on.
+TRANSIENT_ERROR_TYPES = frozenset({"unavailable", "timeout"})
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Worth retrying later: a downstream service or the broker was briefly away, or said so."""
+    if isinstance(exc, TopicNotFound):
+        return False
+    if isinstance(exc, (TransientError, RequestTimeout, BusError)):
+        return True
+    return isinstance(exc, RemoteError) and exc.type in TRANSIENT_ERROR_TYPES
 
 
 class QueryError(TraceGraphError):

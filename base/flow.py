@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from tracegraph.base.bus import codec
 from tracegraph.base.bus.protocol import Backend, Delivery
-from tracegraph.base.bus.topic import Topic
+from tracegraph.base.bus.topic import SERVICE_SUBSCRIPTION, Topic
 from tracegraph.base.client import RequestClient
-from tracegraph.base.errors import ConfigError, DecodeError, TraceGraphError, TransientError
+from tracegraph.base.errors import (
+    ConfigError, DecodeError, RemoteError, ServiceUnavailable, TraceGraphError, TransientError, is_transient,
+)
 from tracegraph.base.specs import Client, Consumer, Parameter, Producer, Service, Spec
 from tracegraph.schemas.base import Error, Message, ServiceResponse
 
@@ -25,6 +27,9 @@ M = TypeVar("M", bound=Message)
 Q = TypeVar("Q", bound=Message)
 R = TypeVar("R", bound=ServiceResponse)
 T = TypeVar("T")
+
+MAX_BACKOFF = 30.0  # seconds: the longest pause before a redelivery
+SERVICE_ATTEMPTS = 3  # a service's own tries at a transiently failing request before answering the error
 
 TopicMap = Mapping[str, Any]  # spec name -> topic string, or {"request": ..., "response": ...}
 
@@ -81,9 +86,11 @@ class Flow:
         return Topic.parse(raw)
 
     async def start(self) -> None:
-        """Bind every spec; on failure, undo what was bound and re-raise."""
+        """Bind every spec, consumers last: a message taken before the clients and producers its
+        handler needs are bound would be refused. On failure, undo what was bound and re-raise."""
+        specs = self.processor.specs.values()
         try:
-            for spec in self.processor.specs.values():
+            for spec in sorted(specs, key=lambda s: isinstance(s, (Consumer, Service))):
                 await self._bind(spec)
         except BaseException:
             await self.stop()
@@ -96,18 +103,21 @@ class Flow:
         elif isinstance(spec, Producer):
             self._handles[id(spec)] = ProducerHandle(backend, self._topic(spec), spec.schema)
         elif isinstance(spec, Client):
+            settings = self.processor.settings
             client = RequestClient(backend, self._topic(spec, "request"), self._topic(spec, "response"),
                                    spec.request, spec.response, owner=self.processor.name,
-                                   timeout=self.processor.settings.request_timeout)
+                                   timeout=settings.request_timeout, unavailable_after=settings.unavailable_timeout)
             self._handles[id(spec)] = await self._stack.enter_async_context(client)
         elif isinstance(spec, Service):
-            await self._consume(self._topic(spec, "request"), spec.prefetch, ServiceRunner(self, spec))
+            await self._consume(self._topic(spec, "request"), SERVICE_SUBSCRIPTION, spec.prefetch,
+                                ServiceRunner(self, spec))
         elif isinstance(spec, Consumer):
-            await self._consume(self._topic(spec), spec.prefetch, ConsumerRunner(self, spec))
+            await self._consume(self._topic(spec), self.processor.subscription, spec.prefetch,
+                                ConsumerRunner(self, spec))
 
-    async def _consume(self, topic: Topic, prefetch: int, runner: "Runner") -> None:
+    async def _consume(self, topic: Topic, subscription: str, prefetch: int, runner: "Runner") -> None:
         deliveries = await self._stack.enter_async_context(
-            self.processor.backend.subscribe(topic, self.processor.subscription, prefetch=prefetch))
+            self.processor.backend.subscribe(topic, subscription, prefetch=prefetch))
         task = asyncio.create_task(self._pump(deliveries, runner), name=f"{self.processor.name}:{topic}")
         self._tasks.add(task)
 
@@ -129,7 +139,15 @@ class Flow:
 
 
 class Runner:
-    """Runs a handler for one delivery and settles it: ack on success, nack only for transient errors."""
+    """Runs a handler for one delivery and settles it: ack once the work is done or has failed for good.
+
+    A consumer's message that fails transiently (a service unavailable, a timeout, the broker
+    reconnecting) is redelivered after a backoff until `max-attempts`, then given up on and
+    reported through the processor's `gave_up`. A service answers every failure at once, typed,
+    and leaves retrying to its caller: a retry would repeat responses already streamed.
+    """
+
+    retries = False
 
     def __init__(self, flow: Flow, spec: Consumer[Any] | Service[Any, Any]) -> None:
         self.flow = flow
@@ -148,26 +166,48 @@ class Runner:
             return
         try:
             await self.handle(message, delivery)
-        except TransientError as exc:
-            if delivery.attempt < self.processor.settings.max_attempts:
-                log.warning("%s: attempt %d failed, will retry: %s", self.processor.name, delivery.attempt, exc)
-                await delivery.nack()
-                return
-            log.error("%s: giving up after %d attempts: %s", self.processor.name, delivery.attempt, exc)
-            await self.refuse(delivery, Error(type="gave-up", message=f"after {delivery.attempt} attempts: {exc}"))
         except asyncio.CancelledError:
-            raise
+            raise  # unsettled: the broker hands the message to the next consumer
         except Exception as exc:
-            if isinstance(exc, TraceGraphError):  # an expected refusal: no traceback needed
-                log.info("%s: %r refused a request: %s", self.processor.name, self.spec.name, exc)
+            if self.retries and is_transient(exc):
+                if await self._retry_later(delivery, exc):
+                    return
+                await self.give_up(message, delivery, exc)
             else:
-                log.exception("%s: handler %r failed", self.processor.name, self.spec.name)
-            self.processor.stats.failed += 1
-            kind = getattr(exc, "error_type", None) or f"{self.processor.name}-error"
-            await self.refuse(delivery, Error(type=kind, message=str(exc) or type(exc).__name__))
+                await self.fail(delivery, exc)
         else:
             self.processor.stats.handled += 1
         await delivery.ack()
+
+    async def _retry_later(self, delivery: Delivery, exc: Exception) -> bool:
+        """Nack after a backoff (True), unless the attempts are spent (False)."""
+        settings = self.processor.settings
+        if delivery.attempt >= settings.max_attempts:
+            return False
+        delay = min(settings.retry_backoff * 2 ** (delivery.attempt - 1), MAX_BACKOFF)
+        log.warning("%s: attempt %d on %r failed, retrying in %.1fs: %s", self.processor.name, delivery.attempt,
+                    self.spec.name, delay, exc)
+        await asyncio.sleep(delay)
+        await delivery.nack()
+        return True
+
+    async def give_up(self, message: Message, delivery: Delivery, exc: Exception) -> None:
+        log.error("%s: giving up on %r after %d attempts: %s", self.processor.name, self.spec.name,
+                  delivery.attempt, exc)
+        self.processor.stats.failed += 1
+        error = f"after {delivery.attempt} attempts: {exc}"
+        await self.refuse(delivery, Error(type="gave-up", message=error))
+        await self.processor.gave_up(self.spec, message, self.flow, error)
+
+    async def fail(self, delivery: Delivery, exc: Exception) -> None:
+        if isinstance(exc, TraceGraphError):  # an expected refusal: no traceback needed
+            log.info("%s: %r refused a request: %s", self.processor.name, self.spec.name, exc)
+        else:
+            log.exception("%s: handler %r failed", self.processor.name, self.spec.name)
+        self.processor.stats.failed += 1
+        kind = getattr(exc, "error_type", None) or (exc.type if isinstance(exc, RemoteError) else None) \
+            or f"{self.processor.name}-error"
+        await self.refuse(delivery, Error(type=kind, message=str(exc) or type(exc).__name__))
 
     async def handle(self, message: Message, delivery: Delivery) -> None:
         raise NotImplementedError
@@ -177,6 +217,8 @@ class Runner:
 
 
 class ConsumerRunner(Runner):
+    retries = True
+
     async def handle(self, message: Message, delivery: Delivery) -> None:
         await self.spec.run(self.processor, message, self.flow)
 
@@ -195,19 +237,44 @@ class ServiceRunner(Runner):
 
     async def handle(self, message: Message, delivery: Delivery) -> None:
         request_id = delivery.properties.get("id", "")
+        attempt = 1
+        while True:
+            try:
+                answered = await self._answer(message, request_id)
+            except TransientError as exc:
+                # A store or dependency briefly away: try again while nothing has reached the caller.
+                # A downstream service that is gone is reported at once; the caller decides.
+                if isinstance(exc, ServiceUnavailable) or attempt >= SERVICE_ATTEMPTS or exc.answered:
+                    raise
+                delay = min(self.processor.settings.retry_backoff * 2 ** (attempt - 1), MAX_BACKOFF)
+                log.warning("%s: %r attempt %d failed, retrying in %.1fs: %s", self.processor.name,
+                            self.spec.name, attempt, delay, exc)
+                await asyncio.sleep(delay)
+                attempt += 1
+                continue
+            await self._send(answered.as_final(), request_id)
+            return
+
+    async def _answer(self, message: Message, request_id: str) -> ServiceResponse:
+        """Run the handler, sending each response but the last (returned, to be marked final).
+        An exception raised after something was sent carries `answered = True`."""
         previous: ServiceResponse | None = None
+        sent = False
         try:
             async for response in self.spec.run(self.processor, message, self.flow):
                 if previous is not None:
                     await self._send(previous, request_id)
+                    sent = True
                 previous = response
-        except Exception:
+        except Exception as exc:
             if previous is not None:  # what the handler said before failing still reaches the caller
                 await self._send(previous, request_id)
+                sent = True
+            exc.answered = sent
             raise
         if previous is None:
             previous = self.response_type.model_validate({self.response_type.final_field: True})
-        await self._send(previous.as_final(), request_id)
+        return previous
 
     async def refuse(self, delivery: Delivery, error: Error) -> None:
         request_id = delivery.properties.get("id")

@@ -68,7 +68,8 @@ class InterfaceUser(FlowProcessor):
                         raise ConfigError(f"interface {kind!r} of flow {flow_id!r} is not a request/response service")
                     client = await RequestClient(
                         self.backend, Topic.parse(pair["request"]), Topic.parse(pair["response"]),
-                        request, response, owner=self.name, timeout=self.settings.request_timeout).start()
+                        request, response, owner=self.name, timeout=self.settings.request_timeout,
+                        unavailable_after=self.settings.unavailable_timeout).start()
                     self._clients[key] = client
         return client
 

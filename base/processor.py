@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from tracegraph.base.bus import codec
 from tracegraph.base.bus.protocol import Backend
 from tracegraph.base.client import RequestClient
-from tracegraph.base.errors import DecodeError, RequestTimeout, TraceGraphError
+from tracegraph.base.errors import DecodeError, RequestTimeout, ServiceUnavailable, TraceGraphError
 from tracegraph.base.flow import Flow, TopicMap
 from tracegraph.base.settings import RuntimeSettings
 from tracegraph.base.specs import Spec
@@ -89,6 +89,11 @@ class Processor:
             await flow.stop()
             log.info("%s left flow %r", self.name, flow_id)
 
+    async def gave_up(self, spec: Spec, message: Any, flow: Flow, error: str) -> None:
+        """A consumed message failed transiently `max-attempts` times; the broker forgets it now.
+        Processors whose users wait on the outcome record it where they look (kg-extract marks the
+        chunk's extraction failed); the runtime has logged it already."""
+
     async def stop(self) -> None:
         """Stop flows (newest first), then whatever start() entered, in reverse order."""
         for flow_id in reversed(list(self.flows)):
@@ -120,7 +125,7 @@ class FlowProcessor(Processor):
         self._stack.push_async_callback(_cancel, task)
         config = await self._stack.enter_async_context(RequestClient(
             self.backend, CONFIG_REQUEST_TOPIC, CONFIG_RESPONSE_TOPIC, ConfigRequest, ConfigResponse,
-            owner=self.name))
+            owner=self.name, unavailable_after=self.settings.unavailable_timeout))
         snapshot = await self._fetch_config(config)
         await self.apply_config(snapshot.version or 0, snapshot.config or {})
         topics = self.fixed_topics()
@@ -134,7 +139,7 @@ class FlowProcessor(Processor):
         while True:
             try:
                 return await client.request(ConfigRequest(operation="config"), timeout=min(5.0, delay * 5))
-            except RequestTimeout:
+            except (RequestTimeout, ServiceUnavailable):
                 log.warning("%s: config service not answering yet; retrying in %.1fs", self.name, delay)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)

@@ -65,7 +65,10 @@ def _port_open(host: str, port: int) -> bool:
 
 @pytest.fixture(scope="session")
 def rabbitmq_url() -> str:
-    """A reachable RabbitMQ; started with `rabbitmq-server -detached` if it is local and down."""
+    """A reachable RabbitMQ; started with `rabbitmq-server -detached` if it is local and down.
+
+    On a local broker each test session gets a vhost of its own (deleted at the end), so sessions
+    that run at once (a developer's and CI's, say) never consume each other's requests."""
     if not _port_open("127.0.0.1", 5672) and "127.0.0.1" in RABBITMQ_URL and shutil.which("rabbitmq-server"):
         subprocess.run(["rabbitmq-server", "-detached"], check=False, capture_output=True)
         deadline = time.monotonic() + 60
@@ -77,11 +80,25 @@ def rabbitmq_url() -> str:
         if REQUIRE_RABBITMQ:
             pytest.fail(f"RabbitMQ required (TG_REQUIRE_RABBITMQ=1) but {host} is unreachable")
         pytest.skip(f"no RabbitMQ at {host}; set TG_RABBITMQ_URL or start rabbitmq-server")
+    url, vhost = RABBITMQ_URL, None
+    if shutil.which("rabbitmqctl") and "TG_RABBITMQ_URL" not in os.environ:
+        vhost = f"tg-test-{os.getpid()}"
+        made = _rabbitmqctl("add_vhost", vhost)
+        if made.returncode == 0 and _rabbitmqctl("set_permissions", "-p", vhost, "guest", ".*", ".*", ".*").returncode == 0:
+            url = f"{RABBITMQ_URL.rstrip('/')}/{vhost}"
+        else:
+            vhost = None
     if shutil.which("rabbitmqctl"):
         # Durable queues that tests leave behind expire once unused for 30 s.
-        subprocess.run(["rabbitmqctl", "set_policy", "--apply-to", "queues", "tg-test-expiry", "-test-",
-                        '{"expires":30000}'], check=False, capture_output=True, timeout=60)
-    return RABBITMQ_URL
+        _rabbitmqctl("set_policy", *(("-p", vhost) if vhost else ()), "--apply-to", "queues", "tg-test-expiry",
+                     "-test-", '{"expires":30000}')
+    yield url
+    if vhost:
+        _rabbitmqctl("delete_vhost", vhost)
+
+
+def _rabbitmqctl(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["rabbitmqctl", *args], check=False, capture_output=True, timeout=60)
 
 
 BACKENDS = [

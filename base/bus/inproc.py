@@ -22,6 +22,10 @@ class _Entry:
     body: bytes
     properties: Mapping[str, str]
     attempt: int = 1
+    expires: float | None = None  # loop time after which nobody waits for it any more
+
+    def expired(self) -> bool:
+        return self.expires is not None and asyncio.get_running_loop().time() > self.expires
 
 
 @dataclass(slots=True)
@@ -73,11 +77,16 @@ class _Consumer:
         if self.auto_ack:
             while not self.closed:
                 entry = await queue.get()
+                if entry.expired():
+                    continue
                 yield Delivery(entry.body, entry.properties, entry.attempt, already_settled, already_settled)
             return
         while not self.closed:
             await self.slots.acquire()
             entry = await queue.get()
+            if entry.expired():
+                self.slots.release()
+                continue
             handle = _Unsettled(entry, self)
             self.outstanding.add(handle)
             yield Delivery(entry.body, entry.properties, entry.attempt, handle.ack, handle.nack)
@@ -93,18 +102,27 @@ class _Consumer:
 
 
 class InprocBackend:
-    """Topics and subscriptions held in memory; `persistent` subscriptions outlive their consumers."""
+    """Topics and subscriptions held in memory; subscriptions of `persistent` and request topics
+    outlive their consumers. There is one connection, never lost: `epoch` stays 0."""
+
+    epoch = 0
 
     def __init__(self, url: str | None = None) -> None:
         self._topics: dict[Topic, dict[str, _Subscription]] = {}
         self._closed = False
 
-    async def publish(self, topic: Topic, body: bytes, properties: Mapping[str, str]) -> None:
+    async def publish(self, topic: Topic, body: bytes, properties: Mapping[str, str], *,
+                      ttl: float | None = None) -> None:
         if self._closed:
             raise BusError("inproc backend is closed")
         props = dict(properties)
+        expires = None if ttl is None else asyncio.get_running_loop().time() + ttl
         for subscription in self._topics.get(topic, {}).values():
-            subscription.queue.put_nowait(_Entry(body, props))
+            subscription.queue.put_nowait(_Entry(body, props, expires=expires))
+
+    async def consumers(self, topic: Topic, subscription: str) -> int | None:
+        found = self._topics.get(topic, {}).get(subscription)
+        return found.consumers if found is not None else 0
 
     @asynccontextmanager
     async def subscribe(self, topic: Topic, subscription: str, *, prefetch: int = 16, auto_ack: bool = False
@@ -123,7 +141,7 @@ class InprocBackend:
             with contextlib.suppress(RuntimeError):  # still running in a task that is being cancelled
                 await deliveries.aclose()
             sub.consumers -= 1
-            if not topic.persistent and sub.consumers == 0:
+            if not (topic.persistent or topic.serves_requests) and sub.consumers == 0:
                 subscriptions.pop(subscription, None)
 
     async def aclose(self) -> None:

@@ -35,8 +35,23 @@ class Backend(Protocol):
     no consumer is present).
     """
 
-    async def publish(self, topic: Topic, body: bytes, properties: Mapping[str, str]) -> None:
-        """Send one message; returns once the broker has taken responsibility for it."""
+    async def publish(self, topic: Topic, body: bytes, properties: Mapping[str, str], *,
+                      ttl: float | None = None) -> None:
+        """Send one message; returns once the broker has taken responsibility for it.
+
+        A message still undelivered `ttl` seconds later is dropped (a request whose caller
+        has given up). A publish that meets a broker reconnect is retried after it.
+        """
+        ...
+
+    async def consumers(self, topic: Topic, subscription: str) -> int | None:
+        """How many consumers `subscription` on `topic` has now; None where the broker cannot tell.
+        Callers use it to notice a dead service in seconds instead of waiting out a timeout."""
+        ...
+
+    @property
+    def epoch(self) -> int:
+        """Counts lost broker connections: a response awaited across a change may never come."""
         ...
 
     def subscribe(self, topic: Topic, subscription: str, *, prefetch: int = 16, auto_ack: bool = False

@@ -117,7 +117,15 @@ class PulsarBackend:
                     self._producers[name] = producer
         return producer
 
-    async def publish(self, topic: Topic, body: bytes, properties: Mapping[str, str]) -> None:
+    # Pulsar's non-persistent topics keep nothing for an absent consumer, so there is no queued
+    # request to expire (ttl is unused) and no cheap consumer count without the admin API.
+    epoch = 0
+
+    async def consumers(self, topic: Topic, subscription: str) -> int | None:
+        return None
+
+    async def publish(self, topic: Topic, body: bytes, properties: Mapping[str, str], *,
+                      ttl: float | None = None) -> None:
         producer = await self._producer(topic)
         try:
             await producer.send(body, properties=dict(properties))

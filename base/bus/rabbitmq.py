@@ -2,8 +2,11 @@
 
 `persistent://` topics get durable exchanges and quorum queues (whose `x-delivery-count`
 header is the broker's own redelivery counter) and publisher confirms; `non-persistent://`
-topics get transient exchanges, auto-deleted classic queues and no confirms. The robust
-connection reconnects after a broker restart and re-declares what it had declared.
+topics get transient exchanges, classic queues and no confirms. Request queues outlive their
+consumers (until unused for `REQUEST_QUEUE_EXPIRES_MS`), so a request sent while its service
+restarts waits for it; other non-persistent queues are auto-deleted. The robust connection
+reconnects after a broker restart or a dropped connection and re-declares what it had declared;
+a publish that meets the reconnect is retried after it.
 """
 
 from __future__ import annotations
@@ -26,11 +29,21 @@ from tracegraph.base.errors import BusError, ConnectError
 log = logging.getLogger(__name__)
 
 DEFAULT_URL = "amqp://guest:guest@127.0.0.1:5672/"
+REQUEST_QUEUE_EXPIRES_MS = 30 * 60 * 1000  # a service's request queue, once nobody serves or uses it
+PUBLISH_RETRY_SECONDS = 30.0  # how long a publish waits for a lost connection to come back
+
+# What a publish meets while the connection is down or being restored.
+_LOST = (aio_pika.exceptions.AMQPError, aiormq.exceptions.AMQPError, aiormq.exceptions.ChannelInvalidStateError,
+         ConnectionError)
 
 
-def queue_arguments(topic: Topic) -> dict[str, str]:
-    """Queue type by durability: quorum queues count redeliveries, classic ones are cheaper."""
-    return {"x-queue-type": "quorum"} if topic.persistent else {}
+def queue_arguments(topic: Topic) -> dict[str, object]:
+    """Quorum queues count redeliveries; classic ones are cheaper; request queues expire once unused."""
+    if topic.persistent:
+        return {"x-queue-type": "quorum"}
+    if topic.serves_requests:
+        return {"x-expires": REQUEST_QUEUE_EXPIRES_MS}
+    return {}
 
 
 def queue_name(topic: Topic, subscription: str) -> str:
@@ -58,6 +71,8 @@ class RabbitMQBackend:
         self._exchanges: dict[Topic, AbstractExchange] = {}
         self._confirmed = None
         self._fast = None
+        self._probe_channel = None
+        self.epoch = 0
 
     async def connect(self) -> "RabbitMQBackend":
         if self._connection is None:
@@ -66,9 +81,37 @@ class RabbitMQBackend:
                     self.url, client_properties={"connection_name": "tracegraph"})
             except Exception as exc:  # aio-pika raises several types for an unreachable broker
                 raise ConnectError(f"cannot reach RabbitMQ at {redact_url(self.url)}: {exc}") from exc
+            self._connection.close_callbacks.add(self._lost)
             self._confirmed = await self._connection.channel(publisher_confirms=True)
             self._fast = await self._connection.channel(publisher_confirms=False)
         return self
+
+    def _lost(self, *_: object) -> None:
+        """The connection closed: responses awaited on it may never arrive (see `epoch`)."""
+        self.epoch += 1
+
+    async def consumers(self, topic: Topic, subscription: str) -> int | None:
+        await self.connect()
+        try:
+            if self._probe_channel is None or self._probe_channel.is_closed:
+                self._probe_channel = await self._connection.channel(publisher_confirms=False)
+            underlay = await self._probe_channel.get_underlay_channel()
+            declared = await underlay.queue_declare(queue_name(topic, subscription), passive=True)
+        except aiormq.exceptions.ChannelNotFoundEntity:  # no such queue: nobody ever served it, or it expired
+            await self._drop_probe_channel()
+            return 0
+        except _LOST:  # cannot tell while the connection is down; `epoch` covers that case
+            await self._drop_probe_channel()
+            return None
+        return declared.consumer_count
+
+    async def _drop_probe_channel(self) -> None:
+        channel, self._probe_channel = self._probe_channel, None
+        if channel is not None and not channel.is_closed:
+            try:
+                await channel.close()
+            except Exception as exc:  # the broker closed it already
+                log.debug("closing the probe channel: %s", exc)
 
     async def _exchange(self, topic: Topic) -> AbstractExchange:
         exchange = self._exchanges.get(topic)
@@ -80,19 +123,44 @@ class RabbitMQBackend:
             self._exchanges[topic] = exchange
         return exchange
 
-    async def publish(self, topic: Topic, body: bytes, properties: Mapping[str, str]) -> None:
+    async def publish(self, topic: Topic, body: bytes, properties: Mapping[str, str], *,
+                      ttl: float | None = None) -> None:
+        header = spec.Basic.Properties(headers=dict(properties), delivery_mode=2 if topic.persistent else 1,
+                                       message_id="", expiration=None if ttl is None else str(int(ttl * 1000)))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + PUBLISH_RETRY_SECONDS
+        while True:
+            try:
+                await self._publish_once(topic, body, header)
+                return
+            except _LOST as exc:
+                # Persistent topics have confirms: a retry may repeat a message the broker took
+                # before the connection dropped, which idempotent consumers absorb.
+                if self._connection is None or loop.time() >= deadline:
+                    raise BusError(f"publish to {topic} failed: {exc or type(exc).__name__}") from exc
+                log.info("publish to %s met a lost connection (%s); retrying once it is back", topic,
+                         exc or type(exc).__name__)
+                await self._until_connected(deadline)
+
+    async def _publish_once(self, topic: Topic, body: bytes, header: spec.Basic.Properties) -> None:
         await self._exchange(topic)  # declared once through aio-pika, so it is re-declared on reconnect
         channel = self._confirmed if topic.persistent else self._fast
-        header = spec.Basic.Properties(headers=dict(properties), delivery_mode=2 if topic.persistent else 1,
-                                       message_id="")
-        try:
-            # Straight to aiormq: aio-pika's Message wrapper costs a quarter of the publish CPU.
-            # mandatory=False: a topic nobody subscribes to drops the message, as pub/sub should.
-            underlay = await channel.get_underlay_channel()
-            await underlay.basic_publish(body, exchange=topic.slug, routing_key="", properties=header,
-                                         mandatory=False)
-        except (aio_pika.exceptions.AMQPError, aiormq.exceptions.AMQPError, ConnectionError) as exc:
-            raise BusError(f"publish to {topic} failed: {exc or type(exc).__name__}") from exc
+        # Straight to aiormq: aio-pika's Message wrapper costs a quarter of the publish CPU.
+        # mandatory=False: a topic nobody subscribes to drops the message, as pub/sub should.
+        underlay = await channel.get_underlay_channel()
+        await underlay.basic_publish(body, exchange=topic.slug, routing_key="", properties=header,
+                                     mandatory=False)
+
+    async def _until_connected(self, deadline: float) -> None:
+        """Wait (at most until `deadline`) for the connection, then a moment for its channels to reopen."""
+        remaining = deadline - asyncio.get_running_loop().time()
+        if remaining > 0:
+            try:
+                async with asyncio.timeout(remaining):
+                    await self._connection.connected.wait()
+            except TimeoutError:
+                return
+        await asyncio.sleep(0.2)
 
     @asynccontextmanager
     async def subscribe(self, topic: Topic, subscription: str, *, prefetch: int = 16, auto_ack: bool = False
@@ -106,7 +174,7 @@ class RabbitMQBackend:
                 topic.slug, aio_pika.ExchangeType.FANOUT, durable=topic.persistent)
             queue = await channel.declare_queue(
                 queue_name(topic, subscription), durable=topic.persistent,
-                auto_delete=not topic.persistent, arguments=queue_arguments(topic))
+                auto_delete=not (topic.persistent or topic.serves_requests), arguments=queue_arguments(topic))
             await queue.bind(exchange)
 
             async def consume(*_: object) -> None:
@@ -126,6 +194,7 @@ class RabbitMQBackend:
 
     async def aclose(self) -> None:
         if self._connection is not None:
+            self._probe_channel = None
             await self._connection.close()
             self._connection = None
             self._exchanges.clear()

@@ -43,9 +43,20 @@ class Topic:
         return f"{scheme}://{self.tenant}/{self.kind}/{self.name}"
 
     @property
+    def serves_requests(self) -> bool:
+        """Request topics keep their queue while the service restarts, so a request sent meanwhile
+        is served once it is back (the message itself expires when its caller stops waiting)."""
+        return self.kind == "request"
+
+    @property
     def slug(self) -> str:
         """A flat name for brokers that have no hierarchy: `tg.flow.chunk-load:default`."""
         return f"{self.tenant}.{self.kind}.{self.name}"
+
+
+# Every copy of a service consumes its request topic under this one name, so a caller can ask the
+# broker whether anyone is serving it (only one kind of processor ever serves a request topic).
+SERVICE_SUBSCRIPTION = "service"
 
 
 def request_topic(service: str, flow_id: str | None = None) -> Topic:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import time
 
-from tracegraph.base.errors import RemoteError, RequestTimeout, TransientError
+from tracegraph.base.errors import RemoteError, is_transient
 from tracegraph.base.flow import Flow
 from tracegraph.base.processor import FlowProcessor
 from tracegraph.base.provenance.extraction import Component, failed_extraction_triples, subgraph_triples
@@ -48,21 +48,24 @@ class KnowledgeExtractor(FlowProcessor):
                 extractor = "llm" if model is not None else "offline"
             else:
                 extraction = offline.extract(chunk.text, title=chunk.title)
-        except (llm.ExtractionFailed, RemoteError, TransientError) as exc:
-            # The LLM client already retried transient failures; report rather than loop forever.
+        except (llm.ExtractionFailed, RemoteError) as exc:
+            if is_transient(exc):
+                raise  # the text-completion service is away: redelivered later, recorded if it stays away
+            # The LLM answered, but not usefully (its client already retried rate limits): report it.
             await self._record_failure(chunk, flow, "llm", str(exc))
             return
         await self._emit(chunk, flow, extraction, extractor, model)
+
+    async def gave_up(self, spec, message, flow: Flow, error: str) -> None:
+        if spec is self.input:
+            await self._record_failure(message, flow, "llm" if self._use_llm() else "offline", error)
 
     async def _with_llm(self, chunk: TextChunk, flow: Flow) -> tuple[Extraction, str | None]:
         """LLM extraction; in auto mode, offline (model None) when no endpoint is configured."""
         used: list[str] = []
 
         async def ask(system: str, prompt: str) -> str:
-            try:
-                reply = await flow[self.completion].request(TextCompletionRequest(system=system, prompt=prompt))
-            except RequestTimeout as exc:
-                raise TransientError(str(exc)) from exc
+            reply = await flow[self.completion].request(TextCompletionRequest(system=system, prompt=prompt))
             used.append(reply.model or "")
             return reply.response
 

@@ -1,5 +1,6 @@
-"""The explainability writer on every backend: events land in urn:graph:retrieval of the caller's
-collection, whatever graph the sender named, and a redelivered event changes nothing."""
+"""The explainability writer on every backend: events reach the triples processor (the one writer of
+the store) and land in urn:graph:retrieval of the caller's collection, whatever graph the sender
+named, and a redelivered event changes nothing."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from tracegraph.base.bus.topic import Topic
 from tracegraph.base.provenance.query import question_triples
 from tracegraph.base.stores.protocol import ALL_GRAPHS, CollectionRef
 from tracegraph.flow.explainability import ExplainabilityWriter
+from tracegraph.flow.triples.processor import TriplesProcessor
 from tracegraph.launch.stack import Stack
 from tracegraph.schemas.ingest import Metadata, Triples
 
@@ -20,17 +22,29 @@ from support.stack import config_factory, settings_for, start_flow
 
 pytestmark = pytest.mark.timeout(90)
 
-BLUEPRINT = {"processors": {"explainability": {"input": "persistent://tg/flow/explainability:{id}"}}}
+BLUEPRINT = {"processors": {
+    "explainability": {"input": "persistent://tg/flow/explainability:{id}",
+                       "triples": "persistent://tg/flow/triples-store:{id}"},
+    "triples": {"input": "persistent://tg/flow/triples-store:{id}",
+                "bulk": "persistent://tg/flow/triples-bulk:{id}",
+                "query": {"request": "non-persistent://tg/request/triples:{id}",
+                          "response": "non-persistent://tg/response/triples:{id}"},
+                "sparql": {"request": "non-persistent://tg/request/sparql:{id}",
+                           "response": "non-persistent://tg/response/sparql:{id}"},
+                "remove": {"request": "non-persistent://tg/request/triples-remove:{id}",
+                           "response": "non-persistent://tg/response/triples-remove:{id}"},
+                "graph-updates": "persistent://tg/flow/graph-updates:{id}"}}}
 
 
 async def test_events_are_stored_once_in_the_callers_retrieval_graph(connect, tmp_path):
     bus = await connect()
     flow_id = unique("explain")
-    async with Stack(bus, settings_for(tmp_path), [config_factory({"writer": BLUEPRINT}), ExplainabilityWriter]) as stack:
+    async with Stack(bus, settings_for(tmp_path), [config_factory({"writer": BLUEPRINT}), TriplesProcessor,
+                                                   ExplainabilityWriter]) as stack:
         await start_flow(bus, flow_id, blueprint="writer")
-        writer = stack["explainability"]
+        writer, store = stack["explainability"], stack["triples"]
         for _ in range(100):
-            if flow_id in writer.flows:
+            if flow_id in writer.flows and flow_id in store.flows:
                 break
             await asyncio.sleep(0.05)
         event = Triples(metadata=Metadata(id="q", root="q", user="alice", collection="audit"),
@@ -42,10 +56,11 @@ async def test_events_are_stored_once_in_the_callers_retrieval_graph(connect, tm
             await bus.publish(topic, body, props)
         ref = CollectionRef("alice", "audit")
         for _ in range(100):
-            if writer.stats.handled >= 2:
+            if writer.stats.handled >= 2 and store.stats.handled >= 2:
                 break
             await asyncio.sleep(0.05)
-        stored = await writer.store.match(ref, g=ALL_GRAPHS, limit=100)
+        stored = await store.store.match(ref, g=ALL_GRAPHS, limit=100)
         assert len(stored) == len(event.triples)
         assert {t.g for t in stored} == {"urn:graph:retrieval"}
-        assert await writer.store.count(CollectionRef("bob", "audit")) == 0
+        assert await store.store.count(CollectionRef("bob", "audit")) == 0
+        assert not hasattr(writer, "store"), "the writer must own no store: the triples processor writes"

@@ -81,7 +81,7 @@ async def test_handler_error_becomes_an_error_response_and_service_goes_on(conne
             assert (await client.request(Ping(text="after"))).text == f"{flow_id}:after"
 
 
-async def test_transient_error_is_retried_through_the_broker(connect, tmp_path):
+async def test_service_retries_a_transient_error_before_answering(connect, tmp_path):
     bus = await connect()
     flow_id = unique("flaky")
     async with Stack(bus, settings_for(tmp_path), [config_factory(), EchoProcessor]) as stack:

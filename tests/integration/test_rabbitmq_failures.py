@@ -13,7 +13,7 @@ import pytest
 from tracegraph.base.bus.rabbitmq import RabbitMQBackend
 from tracegraph.base.bus.topic import Topic
 
-from support.names import unique
+from support.names import unique, vhost_of
 
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.timeout(120)]
 SUPPORT = Path(__file__).resolve().parents[1] / "support"
@@ -54,7 +54,7 @@ async def test_consumer_and_publisher_recover_after_the_connection_drops(rabbitm
             await bus.publish(topic, b"before", {})
             first = await asyncio.wait_for(anext(aiter(deliveries)), 10)
             await first.ack()
-            await asyncio.to_thread(subprocess.run, ["rabbitmqctl", "close_all_connections", "test"],
+            await asyncio.to_thread(subprocess.run, ["rabbitmqctl", "close_all_connections", "-p", vhost_of(rabbitmq_url), "test"],
                                     check=True, capture_output=True, timeout=60)
             received = None
             for _ in range(60):  # the robust connection reconnects within a few seconds

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 from tracegraph.base.errors import TransientError
@@ -36,6 +37,8 @@ class EchoProcessor(FlowProcessor):
 
     @request.handler
     async def answer(self, ping: Ping, flow: Flow) -> AsyncIterator[Pong]:
+        if ping.text == "slow":  # holds the request until the processor is stopped
+            await asyncio.sleep(3600)
         if ping.text == "boom":
             raise ValueError("asked to fail")
         if ping.text == "flaky" and self.transient_failures < 2:

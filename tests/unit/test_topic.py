@@ -2,7 +2,7 @@
 
 import pytest
 
-from tracegraph.base.bus.rabbitmq import attempt_of, queue_arguments, queue_name
+from tracegraph.base.bus.rabbitmq import REQUEST_QUEUE_EXPIRES_MS, attempt_of, queue_arguments, queue_name
 from tracegraph.base.bus.topic import Topic, request_topic
 from tracegraph.base.errors import BusError, TopicNotFound
 
@@ -30,7 +30,8 @@ def test_rabbitmq_queue_per_topic_and_subscription():
     topic = Topic.parse("persistent://tg/flow/chunk-load:default")
     assert queue_name(topic, "chunker") == "tg.flow.chunk-load:default.chunker"
     assert queue_arguments(topic) == {"x-queue-type": "quorum"}
-    assert queue_arguments(Topic.parse("non-persistent://tg/request/x:y")) == {}
+    assert queue_arguments(Topic.parse("non-persistent://tg/request/x:y")) == {"x-expires": REQUEST_QUEUE_EXPIRES_MS}
+    assert queue_arguments(Topic.parse("non-persistent://tg/response/x:y")) == {}
     with pytest.raises(BusError, match="255"):
         queue_name(topic, "s" * 300)
 

@@ -1,0 +1,123 @@
+"""Callers notice a dead service in seconds, requests wait out a service restart, and consumed
+messages that fail transiently are retried with backoff and then given up on, on every backend."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from tracegraph.base.bus import codec
+from tracegraph.base.bus.topic import SERVICE_SUBSCRIPTION, Topic
+from tracegraph.base.client import RequestClient
+from tracegraph.base.errors import ServiceUnavailable
+from tracegraph.base.flow import Flow
+from tracegraph.base.processor import FlowProcessor
+from tracegraph.base.specs import Consumer
+from tracegraph.launch.stack import Stack
+from tracegraph.schemas.base import Ping, Pong
+
+from support.echo import EchoProcessor
+from support.names import unique
+from support.stack import config_factory, settings_for, start_flow, until_answered
+
+pytestmark = pytest.mark.timeout(90)
+
+
+def echo_client(bus, flow_id: str, unavailable_after: float) -> RequestClient[Ping, Pong]:
+    return RequestClient(bus, Topic.parse(f"non-persistent://tg/request/echo:{flow_id}"),
+                         Topic.parse(f"non-persistent://tg/response/echo:{flow_id}"), Ping, Pong,
+                         timeout=60, unavailable_after=unavailable_after)
+
+
+async def test_a_request_nobody_serves_fails_as_unavailable_in_seconds(connect):
+    bus = await connect()
+    async with echo_client(bus, unique("nobody"), unavailable_after=1.0) as client:
+        began = time.monotonic()
+        with pytest.raises(ServiceUnavailable, match="no service is consuming"):
+            await client.request(Ping(text="anyone?"))
+        assert time.monotonic() - began < 10, "a dead service must be noticed well before the 60 s timeout"
+
+
+async def test_a_service_stopped_mid_answer_fails_its_caller_fast(connect, tmp_path):
+    bus = await connect()
+    flow_id = unique("dies")
+    settings = settings_for(tmp_path)
+    async with Stack(bus, settings, [config_factory()]):
+        await start_flow(bus, flow_id)
+        async with echo_client(bus, flow_id, unavailable_after=1.0) as client:
+            echo = await EchoProcessor(bus, settings).__aenter__()
+            await until_answered(client)
+            asking = asyncio.create_task(client.request(Ping(text="slow")))
+            await asyncio.sleep(0.5)
+            await echo.stop()
+            began = time.monotonic()
+            with pytest.raises(ServiceUnavailable):
+                await asyncio.wait_for(asking, 20)
+            assert time.monotonic() - began < 10
+
+
+async def test_a_request_sent_while_its_service_restarts_is_served_once_it_is_back(connect, tmp_path):
+    bus = await connect()
+    flow_id = unique("restart")
+    settings = settings_for(tmp_path)
+    async with Stack(bus, settings, [config_factory()]):
+        await start_flow(bus, flow_id)
+        async with echo_client(bus, flow_id, unavailable_after=30.0) as client:
+            async with EchoProcessor(bus, settings):
+                await until_answered(client)
+            topic = Topic.parse(f"non-persistent://tg/request/echo:{flow_id}")
+            assert await bus.consumers(topic, SERVICE_SUBSCRIPTION) in (0, None)
+            asking = asyncio.create_task(client.request(Ping(text="while away")))
+            await asyncio.sleep(1.0)
+            async with EchoProcessor(bus, settings):
+                reply = await asyncio.wait_for(asking, 30)
+    assert reply.text == f"{flow_id}:while away"
+
+
+class Flaky(FlowProcessor):
+    """Its consumer always meets an unavailable service; it records what the runtime gives up on."""
+
+    name = "flaky"
+    input = Consumer("input", Ping, prefetch=4)
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.attempts: list[int] = []
+        self.given_up: list[tuple[str, str]] = []
+
+    @input.handler
+    async def handle(self, ping: Ping, flow: Flow) -> None:
+        self.attempts.append(ping.seq)
+        raise ServiceUnavailable("downstream away")
+
+    async def gave_up(self, spec, message, flow, error) -> None:
+        self.given_up.append((message.text, error))
+
+
+FLAKY = {"processors": {"flaky": {"input": "persistent://tg/flow/flaky:{id}"}}}
+
+
+async def test_a_transient_failure_is_redelivered_with_backoff_then_given_up_and_reported(connect, tmp_path):
+    bus = await connect()
+    flow_id = unique("flaky")
+    settings = settings_for(tmp_path, max_attempts=3, retry_backoff=0.2)
+    async with Stack(bus, settings, [config_factory({"flaky": FLAKY}), Flaky]) as stack:
+        await start_flow(bus, flow_id, blueprint="flaky")
+        flaky = stack["flaky"]
+        for _ in range(100):
+            if flow_id in flaky.flows:
+                break
+            await asyncio.sleep(0.05)
+        body, props = codec.encode(Ping(text="doomed"))
+        began = time.monotonic()
+        await bus.publish(Topic.parse(f"persistent://tg/flow/flaky:{flow_id}"), body, props)
+        for _ in range(200):
+            if flaky.given_up:
+                break
+            await asyncio.sleep(0.05)
+        took = time.monotonic() - began
+    assert len(flaky.attempts) == 3, "three deliveries: the first and two redeliveries"
+    assert flaky.given_up and flaky.given_up[0][0] == "doomed" and "after 3 attempts" in flaky.given_up[0][1]
+    assert took >= 0.2 + 0.4, "redeliveries wait out a doubling backoff"
