@@ -13,7 +13,7 @@ from typing import Generic, TypeVar
 from tracegraph.base.bus import codec
 from tracegraph.base.bus.protocol import Backend, Delivery
 from tracegraph.base.bus.topic import SERVICE_SUBSCRIPTION, Topic
-from tracegraph.base.errors import RemoteError, RequestTimeout, ServiceUnavailable
+from tracegraph.base.errors import NoRoute, RemoteError, RequestTimeout, ServiceUnavailable
 from tracegraph.schemas.base import Message, ServiceResponse
 
 log = logging.getLogger(__name__)
@@ -99,13 +99,31 @@ class RequestClient(Generic[Q, R]):
         self._pending[request_id] = _Pending(deliver, fail, self.backend.epoch)
         body, props = codec.encode(request, {"id": request_id})
         try:
-            await self.backend.publish(self.request_topic, body, props, ttl=ttl)
+            await self._publish_when_served(body, props, ttl)
         except BaseException:
             self._pending.pop(request_id, None)
             raise
         if self._watcher is None or self._watcher.done():
             self._watcher = asyncio.create_task(self._watch(), name=f"liveness:{self.request_topic}")
         return request_id
+
+    async def _publish_when_served(self, body: bytes, props: dict[str, str], ttl: float) -> None:
+        """Publish; while no queue takes the request (its service not subscribed yet, say at start-up),
+        wait for a consumer and send it again, for at most `unavailable_after` seconds."""
+        loop = asyncio.get_running_loop()
+        patience = min(self.unavailable_after, ttl)
+        give_up = loop.time() + patience
+        pause = 0.05
+        while True:
+            try:
+                await self.backend.publish(self.request_topic, body, props, ttl=ttl)
+                return
+            except NoRoute as exc:
+                if loop.time() + pause > give_up:
+                    raise ServiceUnavailable(f"no service is consuming {self.request_topic} "
+                                             f"(none for {patience:g}s): is its processor running?") from exc
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 0.5)
 
     async def _watch(self) -> None:
         """Fail pending requests that cannot be answered: no consumer for `unavailable_after`
@@ -118,7 +136,11 @@ class RequestClient(Generic[Q, R]):
             epoch = self.backend.epoch
             self._fail_where(lambda p: p.epoch < epoch, lambda: ServiceUnavailable(
                 f"the broker connection was lost while waiting for {self.request_topic}; try again"))
-            count = await self.backend.consumers(self.request_topic, SERVICE_SUBSCRIPTION)
+            try:
+                count = await self.backend.consumers(self.request_topic, SERVICE_SUBSCRIPTION)
+            except Exception as exc:  # the watcher must outlive a broker hiccup, or callers wait the full timeout
+                log.debug("cannot count consumers of %s: %s", self.request_topic, exc)
+                count = None
             if count is None or count > 0:
                 alone_since = None
                 continue

@@ -9,6 +9,7 @@
      ├── RequestTimeout           no (further) response within the deadline
      ├── TransientError           worth retrying: the message is redelivered later
      │    └── ServiceUnavailable  no live consumer serves the request (or it died mid-answer)
+     │         └── NoRoute        a request no queue took: its service is not (yet) subscribed
      ├── RemoteError(type, msg)   the service answered with an Error response
      └── ConfigError              bad settings, unknown flow / blueprint / processor
 """
@@ -80,6 +81,11 @@ class ServiceUnavailable(TransientError):
     the gateway answers it with HTTP 503."""
 
     error_type = "unavailable"
+
+
+class NoRoute(ServiceUnavailable):
+    """A request published where no queue takes it: its service has never subscribed (or is not yet
+    subscribed) in this flow. Nothing was stored, so sending it again later cannot duplicate it."""
 
 
 # Error types a service answers for a failure that may pass: a message whose handler met one is

@@ -13,7 +13,8 @@ from tracegraph.base.bus.protocol import Backend, Delivery
 from tracegraph.base.bus.topic import SERVICE_SUBSCRIPTION, Topic
 from tracegraph.base.client import RequestClient
 from tracegraph.base.errors import (
-    ConfigError, DecodeError, RemoteError, ServiceUnavailable, TraceGraphError, TransientError, is_transient,
+    TRANSIENT_ERROR_TYPES, ConfigError, DecodeError, RemoteError, ServiceUnavailable, TraceGraphError,
+    TransientError, is_transient,
 )
 from tracegraph.base.specs import Client, Consumer, Parameter, Producer, Service, Spec
 from tracegraph.schemas.base import Error, Message, ServiceResponse
@@ -61,6 +62,7 @@ class Flow:
         self._handles: dict[int, Any] = {}
         self._stack = AsyncExitStack()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._ready = asyncio.Event()  # set once every spec is bound
 
     @overload
     def __getitem__(self, spec: Producer[M]) -> ProducerHandle[M]: ...
@@ -86,12 +88,16 @@ class Flow:
         return Topic.parse(raw)
 
     async def start(self) -> None:
-        """Bind every spec, consumers last: a message taken before the clients and producers its
-        handler needs are bound would be refused. On failure, undo what was bound and re-raise."""
+        """Bind every spec; on failure, undo what was bound and re-raise.
+
+        Consumers subscribe first, so their queues exist (and keep what is published) as early as
+        possible, but handle nothing until every client and producer is bound: a message taken
+        before then would be refused for want of them."""
         specs = self.processor.specs.values()
         try:
-            for spec in sorted(specs, key=lambda s: isinstance(s, (Consumer, Service))):
+            for spec in sorted(specs, key=lambda s: not isinstance(s, (Consumer, Service))):
                 await self._bind(spec)
+            self._ready.set()
         except BaseException:
             await self.stop()
             raise
@@ -122,6 +128,7 @@ class Flow:
         self._tasks.add(task)
 
     async def _pump(self, deliveries: AsyncIterator[Delivery], runner: "Runner") -> None:
+        await self._ready.wait()
         # The broker's prefetch bounds how many deliveries are in flight at once.
         async for delivery in deliveries:
             task = asyncio.create_task(runner.settle(delivery))
@@ -205,8 +212,10 @@ class Runner:
         else:
             log.exception("%s: handler %r failed", self.processor.name, self.spec.name)
         self.processor.stats.failed += 1
-        kind = getattr(exc, "error_type", None) or (exc.type if isinstance(exc, RemoteError) else None) \
-            or f"{self.processor.name}-error"
+        # A downstream service's own error is this service's failure, except "it is away", which the
+        # caller may retry (and the gateway answers with 503).
+        relayed = exc.type if isinstance(exc, RemoteError) and exc.type in TRANSIENT_ERROR_TYPES else None
+        kind = getattr(exc, "error_type", None) or relayed or f"{self.processor.name}-error"
         await self.refuse(delivery, Error(type=kind, message=str(exc) or type(exc).__name__))
 
     async def handle(self, message: Message, delivery: Delivery) -> None:

@@ -7,6 +7,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from tracegraph.schemas.base import Message, ServiceResponse
+from tracegraph.schemas.fields import Question
 from tracegraph.schemas.rdf import Triple
 
 
@@ -24,7 +25,7 @@ class AgentRequest(Message):
 
     schema_name: ClassVar[str] = "agent-request"
 
-    question: str
+    question: Question
     state: str | None = None
     group: list[str] | None = None
     history: list[AgentStep] = []

@@ -7,6 +7,7 @@ from typing import ClassVar
 from pydantic import Field
 
 from tracegraph.schemas.base import Message, ServiceResponse
+from tracegraph.schemas.fields import Question
 
 
 class EmbeddingsRequest(Message):
@@ -73,7 +74,7 @@ class PassageKeywordRequest(Message):
 
     schema_name: ClassVar[str] = "passage-keyword-request"
 
-    query: str = Field(max_length=20_000)
+    query: Question
     limit: int = Field(20, ge=1, le=1000)
     user: str = "default"
     collection: str = "default"

@@ -7,6 +7,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from tracegraph.schemas.base import Message, ServiceResponse
+from tracegraph.schemas.fields import Identifier
 
 LibrarianOperation = Literal[
     "add-document", "get-document-metadata", "get-document-content", "list-documents",
@@ -15,27 +16,27 @@ LibrarianOperation = Literal[
 
 
 class DocumentMetadata(Message):
-    id: str = ""  # the librarian mints urn:trustgraph:doc:<sha256 of the content> when empty
+    id: Identifier = ""  # the librarian mints urn:trustgraph:doc:<sha256 of the content> when empty
     time: str = ""
-    kind: str = "text/plain"
+    kind: str = Field("text/plain", max_length=255)  # a MIME type
     title: str = ""
     comments: str = ""
     author: str = ""
     source: str = Field("", alias="source-url")
     tags: list[str] = []
-    user: str = "default"
-    collection: str = "default"
+    user: Identifier = "default"
+    collection: Identifier = "default"
     document_type: str = Field("source", alias="document-type")  # "source" or "answer"
     size: int = 0
 
 
 class ProcessingMetadata(Message):
-    id: str = ""  # the librarian mints "<document>/processing/<flow>" when empty
-    document_id: str = Field(alias="document-id")
+    id: Identifier = ""  # the librarian mints "<document>/processing/<flow>" when empty
+    document_id: Identifier = Field(alias="document-id")
     time: str = ""
-    flow: str = "default"
-    user: str = "default"
-    collection: str = "default"
+    flow: Identifier = "default"
+    user: Identifier = "default"
+    collection: Identifier = "default"
     tags: list[str] = []
 
 
@@ -43,13 +44,13 @@ class LibrarianRequest(Message):
     schema_name: ClassVar[str] = "librarian-request"
 
     operation: LibrarianOperation
-    document_id: str | None = Field(None, alias="document-id")
-    processing_id: str | None = Field(None, alias="processing-id")
+    document_id: Identifier | None = Field(None, alias="document-id")
+    processing_id: Identifier | None = Field(None, alias="processing-id")
     document_metadata: DocumentMetadata | None = Field(None, alias="document-metadata")
     processing_metadata: ProcessingMetadata | None = Field(None, alias="processing-metadata")
     content: str | None = None  # base64
-    user: str = "default"
-    collection: str | None = None
+    user: Identifier = "default"
+    collection: Identifier | None = None
 
 
 class RemovalCounts(Message):

@@ -7,13 +7,14 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from tracegraph.schemas.base import Message, ServiceResponse
+from tracegraph.schemas.fields import Question
 from tracegraph.schemas.rdf import Triple
 
 
 class RagRequest(Message):
     """What a GraphRAG and a Document RAG request share: the question, whose collection, and how to answer."""
 
-    query: str
+    query: Question
     user: str = "default"
     collection: str = "default"
     streaming: bool = False

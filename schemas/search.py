@@ -8,6 +8,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from tracegraph.schemas.base import Message, ServiceResponse
+from tracegraph.schemas.fields import Question
 from tracegraph.schemas.ingest import Metadata
 from tracegraph.schemas.retrieval import RagRequest, RagResponse
 from tracegraph.schemas.rdf import Triple
@@ -35,7 +36,7 @@ class KeywordQueryRequest(Message):
 
     schema_name: ClassVar[str] = "keyword-query-request"
 
-    query: str
+    query: Question
     user: str = "default"
     collection: str = "default"
     limit: int = Field(20, ge=1, le=1000)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from tracegraph.base.bus.protocol import Delivery, already_settled
 from tracegraph.base.bus.topic import Topic
-from tracegraph.base.errors import BusError
+from tracegraph.base.errors import BusError, NoRoute
 
 
 @dataclass(slots=True)
@@ -117,7 +117,10 @@ class InprocBackend:
             raise BusError("inproc backend is closed")
         props = dict(properties)
         expires = None if ttl is None else asyncio.get_running_loop().time() + ttl
-        for subscription in self._topics.get(topic, {}).values():
+        subscriptions = self._topics.get(topic, {})
+        if not subscriptions and topic.serves_requests:
+            raise NoRoute(f"nothing is subscribed to {topic}: its service is not running in this flow")
+        for subscription in subscriptions.values():
             subscription.queue.put_nowait(_Entry(body, props, expires=expires))
 
     async def consumers(self, topic: Topic, subscription: str) -> int | None:

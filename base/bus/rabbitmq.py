@@ -24,7 +24,7 @@ from aiormq.abc import DeliveredMessage
 
 from tracegraph.base.bus.protocol import Delivery, already_settled, redact_url
 from tracegraph.base.bus.topic import Topic
-from tracegraph.base.errors import BusError, ConnectError
+from tracegraph.base.errors import BusError, ConnectError, NoRoute
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +100,7 @@ class RabbitMQBackend:
         except aiormq.exceptions.ChannelNotFoundEntity:  # no such queue: nobody ever served it, or it expired
             await self._drop_probe_channel()
             return 0
-        except _LOST:  # cannot tell while the connection is down; `epoch` covers that case
+        except (*_LOST, RuntimeError):  # cannot tell while the connection is down; `epoch` covers that case
             await self._drop_probe_channel()
             return None
         return declared.consumer_count
@@ -144,12 +144,16 @@ class RabbitMQBackend:
 
     async def _publish_once(self, topic: Topic, body: bytes, header: spec.Basic.Properties) -> None:
         await self._exchange(topic)  # declared once through aio-pika, so it is re-declared on reconnect
-        channel = self._confirmed if topic.persistent else self._fast
         # Straight to aiormq: aio-pika's Message wrapper costs a quarter of the publish CPU.
-        # mandatory=False: a topic nobody subscribes to drops the message, as pub/sub should.
+        # A topic nobody subscribes to drops the message, as pub/sub should; but a request must reach a
+        # queue, so it goes `mandatory` on a confirming channel and comes back if none takes it.
+        routed = topic.serves_requests
+        channel = self._confirmed if topic.persistent or routed else self._fast
         underlay = await channel.get_underlay_channel()
-        await underlay.basic_publish(body, exchange=topic.slug, routing_key="", properties=header,
-                                     mandatory=False)
+        outcome = await underlay.basic_publish(body, exchange=topic.slug, routing_key="", properties=header,
+                                               mandatory=routed)
+        if routed and isinstance(outcome, DeliveredMessage):  # returned unroutable
+            raise NoRoute(f"nothing is subscribed to {topic}: its service is not running in this flow")
 
     async def _until_connected(self, deadline: float) -> None:
         """Wait (at most until `deadline`) for the connection, then a moment for its channels to reopen."""

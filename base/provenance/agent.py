@@ -8,10 +8,14 @@ upstream's (`urn:trustgraph:agent:{sid}`, `…/i{n}`, `…/final`): its client t
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from tracegraph.base.provenance import query as prov
-from tracegraph.base.provenance.query import Usage, entity_triples, known_values, retrieval_triple, usage_triples
+from tracegraph.base.provenance.query import (
+    Usage, entity_triples, excerpt, known_values, retrieval_triple, usage_triples,
+)
 from tracegraph.base.provenance.vocab import RDF, RDFS, TG
 from tracegraph.schemas.rdf import Triple, iri, literal
 
@@ -42,7 +46,7 @@ class Analysis:
     step: int
     thought: str
     action: str | None
-    arguments: str | None  # JSON object text
+    arguments: str | None  # JSON object text, as arguments_text writes it
     observation: str
     error: str | None = None
     sub_trace: str | None = None
@@ -54,6 +58,18 @@ class Analysis:
 
 def question_triples(question: str, query: str, started: str, parent: str | None = None) -> list[Triple]:
     return prov.question_triples(question, query, started, parent, kind=TG.AgentQuestion, label="Agent Question")
+
+
+def arguments_text(arguments: Mapping[str, str]) -> str:
+    """A tool call's arguments as the trace keeps them (tg:arguments): a JSON object whose long values
+    are cut to an excerpt. A retrieval tool is often asked the question itself, and its own trace
+    (tg:subTrace) keeps what it was asked in full, as its Question's tg:query.
+
+    >>> arguments_text({"question": "x" * 300, "n": "2"})[:20], len(arguments_text({"question": "x" * 300}))
+    ('{"question": "xxxxxx', 216)
+    """
+    return json.dumps({k: excerpt(v) if isinstance(v, str) else v for k, v in arguments.items()},
+                      ensure_ascii=False)
 
 
 def analysis_triples(uri: str, parent: str, step: Analysis) -> list[Triple]:

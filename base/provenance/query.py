@@ -1,6 +1,10 @@
 """Query-time explanations (the specs' GraphRAG chain): Question → Grounding → Exploration → Focus →
 Synthesis, each an entity `prov:wasDerivedFrom` the one before, all in `urn:graph:retrieval`.
 
+The question's text is stored once, as the Question's `tg:query`. A later step that works from the
+whole question refers to the Question (its derivation chain, or `prov:wasGeneratedBy`) instead of
+copying the text; what a step must quote from user input is cut to an `excerpt`.
+
 URIs follow the specs exactly (`urn:trustgraph:question:{sid}`, `urn:trustgraph:prov:grounding:{sid}`…):
 the upstream client detects a trace's type from them. Literals are plain strings, as upstream writes them.
 """
@@ -39,6 +43,21 @@ def answer_document_uri(sid: str) -> str:
     return f"urn:trustgraph:synthesis:{sid}"
 
 
+EXCERPT_LIMIT = 200  # characters of user text a label, comment or argument in a trace may quote
+MESSAGE_LIMIT = 500  # characters of an error message a failed Question keeps
+
+
+def excerpt(text: str, limit: int = EXCERPT_LIMIT) -> str:
+    """`text` cut to `limit` characters, an ellipsis marking the cut; shorter text unchanged.
+
+    >>> excerpt("What does Helios Grid depend on?", 9)
+    'What doe…'
+    >>> excerpt("short")
+    'short'
+    """
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def now() -> str:
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
@@ -67,7 +86,7 @@ class SelectedEdge:
     o: Term
     reasoning: str
     score: float | None = None
-    concept: str | None = None
+    concept: str | None = None  # the concept it matched best; None when that is the question itself
     ppr: float | None = None  # the PPR score of the passage the edge came from
 
 
@@ -110,12 +129,23 @@ def question_triples(question: str, query: str, started: str, parent: str | None
     return out
 
 
+QUESTION_AS_CONCEPT = ("the question itself is a concept too, searched whole: the tg:query of the Question this "
+                       "Grounding derives from (not repeated here)")
+
+
 def grounding_triples(grounding: str, question: str, concepts: Sequence[str], usage: Usage | None,
-                      method: str) -> list[Triple]:
-    """The concepts found in the question; `method` says how (LLM or offline label matching)."""
+                      method: str, *, query: str | None = None) -> list[Triple]:
+    """The concepts found in the question; `method` says how (LLM or offline label matching).
+    A concept equal to the question's text `query` (the question searched whole) is not written
+    again: a comment says so, and the Question this Grounding derives from holds the text. Any other
+    concept is a name or a phrase; one that is not (an LLM's line echoing the question) is cut."""
+    named = [c for c in concepts if c != query]
     return [*entity_triples(grounding, TG.Grounding, "Grounding", question),
-            *[retrieval_triple(grounding, TG.concept, literal(c)) for c in concepts],
-            retrieval_triple(grounding, RDFS.comment, literal(method)), *usage_triples(grounding, usage)]
+            *[retrieval_triple(grounding, TG.concept, literal(excerpt(c))) for c in named],
+            retrieval_triple(grounding, RDFS.comment, literal(method)),
+            *([retrieval_triple(grounding, RDFS.comment, literal(QUESTION_AS_CONCEPT))] if len(named) < len(concepts)
+              else []),
+            *usage_triples(grounding, usage)]
 
 
 def exploration_triples(exploration: str, grounding: str, edge_count: int, seeds: Sequence[str]) -> list[Triple]:
@@ -138,7 +168,7 @@ def focus_triples(focus: str, exploration: str, sid: str, edges: Sequence[Select
         if edge.score is not None:
             out.append(retrieval_triple(selection, TG.score, literal(f"{edge.score:.4f}")))
         if edge.concept:
-            out.append(retrieval_triple(selection, TG.concept, literal(edge.concept)))
+            out.append(retrieval_triple(selection, TG.concept, literal(excerpt(edge.concept))))
         if edge.ppr is not None:
             out.append(retrieval_triple(selection, TG.pprScore, literal(f"{edge.ppr:.4f}")))
     return out
@@ -154,5 +184,7 @@ def synthesis_triples(synthesis: str, focus: str, document: str | None, usage: U
 
 
 def failure_triples(question: str, message: str) -> list[Triple]:
-    """Closes a Question whose session failed after it was announced."""
-    return [retrieval_triple(question, RDF.type, TG.Error), retrieval_triple(question, RDFS.comment, literal(f"failed: {message}"))]
+    """Closes a Question whose session failed after it was announced; a long message is cut (it may
+    quote a prompt, and so the question)."""
+    return [retrieval_triple(question, RDF.type, TG.Error),
+            retrieval_triple(question, RDFS.comment, literal(f"failed: {excerpt(message, MESSAGE_LIMIT)}"))]

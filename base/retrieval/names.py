@@ -41,12 +41,18 @@ _POSSESSIVE = re.compile(r"['’]s$")
 _ABBREVIATION = re.compile(r"(?:[A-Za-z]\.){2,}$|\b(?:Jr|Sr|St|Dr|Mr|Mrs|Ms|Inc|Ltd|Co|Corp)\.$")
 _ORDINAL = re.compile(r"\d+(?:st|nd|rd|th)")
 _SENTENCE_END = frozenset(".?!:;")
+# Bounds that keep one request's work small whatever a caller sends: names are read from the first
+# SCAN_LIMIT characters, a longer "name" is a quoted passage, and each name becomes a lookup.
+SCAN_LIMIT = 20_000
+MAX_NAME_LENGTH = 200
+MAX_NAMES = 32
 
 Run = list[re.Match[str]]
 
 
 def question_names(question: str) -> list[str]:
-    """Names in order of appearance, each once.
+    """Names in order of appearance, each once: at most MAX_NAMES, each at most MAX_NAME_LENGTH
+    characters, from the first SCAN_LIMIT characters of the question.
 
     >>> question_names("What is the record label of the performer of B Boy (Song)?")
     ['B Boy (Song)']
@@ -57,19 +63,41 @@ def question_names(question: str) -> list[str]:
     >>> question_names("The Beatles signed with which label?")
     ['Beatles']
     """
+    question = _head(question, SCAN_LIMIT)
     found: list[tuple[int, str]] = []
-    masked = question
+    unquoted, done = [], 0  # the question with each quote (and its parenthetical) blanked out, in pieces
     for quote in _QUOTED.finditer(question):
         title = next(g for g in quote.groups() if g is not None).strip()
         end = _with_parenthetical(question, quote.end())
         if title:
             found.append((quote.start(), title + question[quote.end():end]))
-        masked = masked[: quote.start()] + "|" * (end - quote.start()) + masked[end:]  # "|" ends any run
+        start = max(quote.start(), done)
+        if end > start:
+            unquoted += [question[done:start], "|" * (end - start)]  # "|" ends any run
+            done = end
+    masked = "".join([*unquoted, question[done:]])
     found += _capitalised_names(question, masked)
     names: dict[str, str] = {}
     for _, name in sorted(found, key=lambda f: f[0]):
-        names.setdefault(name.casefold(), name)
+        if len(name) <= MAX_NAME_LENGTH:
+            names.setdefault(name.casefold(), name)
+            if len(names) == MAX_NAMES:
+                break
     return list(names.values())
+
+
+def _head(text: str, limit: int) -> str:
+    """The first `limit` characters, without a word cut in two at the end.
+
+    >>> _head("Helios Grid depends on Corvid", 15), _head("short", 15)
+    ('Helios Grid', 'short')
+    """
+    if len(text) <= limit:
+        return text
+    cut = limit
+    while cut > 0 and not text[cut].isspace():
+        cut -= 1
+    return text[: cut or limit]
 
 
 def _capitalised_names(question: str, masked: str) -> list[tuple[int, str]]:
@@ -201,8 +229,11 @@ def _with_parenthetical(question: str, end: int) -> int:
 
 
 def _sentence_start(text: str, at: int) -> bool:
-    before = text[:at].rstrip()
-    return not before or before[-1] in _SENTENCE_END
+    """Whether only white space stands between `at` and a sentence end (or the start); read
+    backwards from `at`, never by copying the text before it (that made long questions quadratic)."""
+    while at > 0 and text[at - 1].isspace():
+        at -= 1
+    return at == 0 or text[at - 1] in _SENTENCE_END
 
 
 def _capital(word: str) -> bool:

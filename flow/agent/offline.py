@@ -75,9 +75,24 @@ def assess(question: str, kind: str, result: ToolResult, error: str | None) -> A
     wanted = content_stems(question)
     relevant = not wanted or bool(wanted & content_stems(_body(text)))
     if not relevant:
-        words = dict.fromkeys(w for w in _WORD.findall(question) if content_stems(w))
-        reasons.append(f"it shares none of the question's content words ({', '.join(words)})")
+        reasons.append(f"it shares none of the question's content words ({_some_words(question)})")
     return Asked(kind, text, weak="; ".join(reasons) or None, evidence=True, relevant=relevant)
+
+
+def _some_words(question: str, limit: int = 8) -> str:
+    """The question's first `limit` content words, for a reason the trace repeats in later steps
+    (the next thought, the Conclusion): never a copy of a long question.
+
+    >>> _some_words("Which supplier forecasts the load of the grid in winter and in summer?", 4)
+    'supplier, forecasts, load, grid, …'
+    """
+    words: dict[str, None] = {}
+    for match in _WORD.finditer(question):  # lazily: stops at the first word past the limit
+        if content_stems(match.group()):
+            words.setdefault(match.group())
+            if len(words) > limit:
+                break
+    return ", ".join([*list(words)[:limit], *(["…"] if len(words) > limit else [])])
 
 
 def next_tool(tools: Mapping[str, ToolDefinition], asked: Iterable[Asked]) -> ToolDefinition | None:

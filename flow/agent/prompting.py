@@ -12,7 +12,7 @@ from typing import Any
 from tracegraph.flow.agent.tool_config import ToolDefinition
 from tracegraph.schemas.agent import AgentStep
 
-MAX_OBSERVATION = 4000  # characters of one observation shown back to the model
+MAX_OBSERVATION = 4000  # characters of one observation, or of one argument, shown back to the model
 
 _LABEL = re.compile(r"^[ \t>*_#-]*(thought|action input|action|final answer|observation)[ \t*_]*:[ \t*_]*",
                     re.IGNORECASE | re.MULTILINE)
@@ -76,13 +76,17 @@ def user_prompt(question: str, steps: Sequence[AgentStep], state: str | None = N
     for step in steps:
         lines.append(f"Thought: {step.thought}")
         if step.action:
-            lines += [f"Action: {step.action}", f"Action Input: {json.dumps(step.arguments, ensure_ascii=False)}"]
-        observation = step.observation
-        if len(observation) > MAX_OBSERVATION:
-            observation = observation[:MAX_OBSERVATION] + " […]"
-        lines.append(f"Observation: {observation}")
+            # Cut like observations: an argument is often the question again, and every step's prompt
+            # repeats the steps before it, so uncut it would grow with question length × steps.
+            shown = {k: _cut(v) if isinstance(v, str) else v for k, v in step.arguments.items()}
+            lines += [f"Action: {step.action}", f"Action Input: {json.dumps(shown, ensure_ascii=False)}"]
+        lines.append(f"Observation: {_cut(step.observation)}")
     lines.append("What is your next step?" if steps else "What is your first step?")
     return "\n".join(lines)
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_OBSERVATION else text[:MAX_OBSERVATION] + " […]"
 
 
 def parse_reply(text: str) -> Decision:

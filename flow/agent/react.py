@@ -5,7 +5,6 @@ the graph's answer is weak. No bus here."""
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 import uuid
@@ -162,7 +161,8 @@ class ReactAgent:
         if isinstance(decision, Unreadable):
             error = f"unreadable reply: {decision.problem}"
         else:
-            action, arguments = decision.tool, json.dumps(decision.arguments, ensure_ascii=False)
+            # As the trace keeps them: a long argument (often the question itself) is cut to an excerpt.
+            action, arguments = decision.tool, prov.arguments_text(decision.arguments)
             yield Say("action", f"{action} {arguments}", f"{uri}/action")
             tool = self.tools.get(action)
             if tool is None:

@@ -22,7 +22,7 @@ from tracegraph.base.retrieval.passage_graph import passage_graph_of
 from tracegraph.base.retrieval.ppr import PassageRanking, PprLimits, rank_passages
 from tracegraph.base.retrieval.tools import RetrievalTools, RetrievedChunk
 from tracegraph.flow.document_rag import excerpts
-from tracegraph.flow.graph_rag.pipeline import OFFLINE_NOTE, Chunk, Explain, Finished, Step
+from tracegraph.flow.graph_rag.pipeline import OFFLINE_NOTE, Chunk, Explain, Finished, Step, retrieval_text
 from tracegraph.schemas.rdf import LiteralTerm, iri
 
 GROUNDING_METHOD = "the question itself, embedded as one query vector, and the names it mentions"
@@ -96,11 +96,13 @@ class DocumentRagPipeline:
     async def _answer(self, sid: str, q_uri: str, question: str, streaming: bool, explain: bool
                       ) -> AsyncIterator[Step]:
         g_uri = docrag.step_uri("grounding", sid)
-        yield Explain(g_uri, prov.grounding_triples(g_uri, q_uri, [question], None, GROUNDING_METHOD))
+        names = question_names(question)
+        yield Explain(g_uri, prov.grounding_triples(g_uri, q_uri, [*names, question], None, GROUNDING_METHOD,
+                                                    query=question))
 
-        [vector] = await self.tools.embed([question])
+        [vector] = await self.tools.embed([retrieval_text(question)])
         graph = await passage_graph_of(self.tools)
-        ranking = await rank_passages(self.tools, graph, question, vector, question_names(question),
+        ranking = await rank_passages(self.tools, graph, retrieval_text(question), vector, names,
                                       self.limits.candidates, PprLimits(candidates=self.limits.candidates))
         chunks = await self._kept(ranking)
         kept = {c.uri for c in chunks}

@@ -4,7 +4,8 @@ TrustGraph's shapes, plus the OpenAPI document and the live trace viewer.
 `POST /api/v1/{config|flow|librarian}` reach the global services; `POST
 /api/v1/flow/{flow}/service/{kind}` reaches a flow's interface and returns its final response.
 Service errors come back as HTTP 200 with `{"error": {"type", "message"}}`, as upstream clients
-expect. Every request is bound to the caller's user (see `tenancy`).
+expect; the gateway's own refusals and failures below it use 4xx/5xx with the same body (see
+`limits` and `refusals`). Every request is bound to the caller's user (see `tenancy`).
 """
 
 from __future__ import annotations
@@ -12,19 +13,23 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from aiohttp import web
+from aiohttp import hdrs, web
 
 from tracegraph.base.client import RequestClient
-from tracegraph.base.errors import RemoteError, RequestTimeout
+from tracegraph.base.errors import ConfigError
 from tracegraph.base.interfaces import InterfaceUser
 from tracegraph.flow.gateway.auth import Authenticator, Identity
-from tracegraph.flow.gateway.dispatch import Dispatcher, GatewayError, error_body
+from tracegraph.flow.gateway.dispatch import Dispatcher
+from tracegraph.flow.gateway.limits import MAX_JSON_DEPTH, parse_json
 from tracegraph.flow.gateway.openapi import openapi_document
+from tracegraph.flow.gateway.refusals import error_body, failure_of
 from tracegraph.flow.gateway.services import DEFAULT_FLOW, GLOBAL_SERVICES, SHORTCUTS
 from tracegraph.flow.gateway.socket import response_json, serve_socket
+from tracegraph.schemas.fields import max_question_bytes
 
 log = logging.getLogger(__name__)
 
@@ -52,8 +57,8 @@ OPENAPI = openapi_document()  # built at import: it reads package metadata from 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
 
-def _json_error(status: int, type_: str, message: str) -> web.Response:
-    return web.json_response(error_body(type_, message), status=status)
+def _json_error(status: int, type_: str, message: str, headers: Mapping[str, str] | None = None) -> web.Response:
+    return web.json_response(error_body(type_, message), status=status, headers=headers)
 
 
 class GatewayProcessor(InterfaceUser):
@@ -68,9 +73,14 @@ class GatewayProcessor(InterfaceUser):
         self._global: dict[str, RequestClient[Any, Any]] = {}
         self.auth = Authenticator(None)
         self.body_limit = max_body(self.settings.max_document_bytes)
+        self.max_json_depth: int = getattr(self.settings, "gateway_max_json_depth", MAX_JSON_DEPTH)
         self.dispatcher = Dispatcher(self)
 
     async def start(self) -> None:
+        try:
+            max_question_bytes()  # a bad TG_MAX_QUESTION_BYTES stops the gateway here, not each request
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
         self.auth = await asyncio.to_thread(Authenticator.from_settings, self.settings)  # may read the token file
         await super().start()
         self._stack.push_async_callback(self._stop_global_clients)
@@ -113,7 +123,8 @@ class GatewayProcessor(InterfaceUser):
         if client is None:
             request_type, response_type, (request_topic, response_topic) = GLOBAL_SERVICES[kind]
             client = await RequestClient(self.backend, request_topic, response_topic, request_type, response_type,
-                                         owner="gateway", timeout=self.settings.request_timeout).start()
+                                         owner="gateway", timeout=self.settings.request_timeout,
+                                         unavailable_after=self.settings.unavailable_timeout).start()
             if kind in self._global:  # another request won the race while we subscribed
                 await client.stop()
             self._global.setdefault(kind, client)
@@ -126,7 +137,8 @@ class GatewayProcessor(InterfaceUser):
 
     @web.middleware
     async def _errors_as_json(self, request: web.Request, handler):
-        """aiohttp's own refusals (413, 404, 405, …) in our JSON error shape, not plain text."""
+        """Every refusal and failure in our JSON error shape: aiohttp's own (413, 404, 405 keeping its
+        `Allow` header, …), the gateway's, and what failed below it (`refusals.failure_of`)."""
         try:
             return await handler(request)
         except web.HTTPRequestEntityTooLarge:
@@ -136,7 +148,11 @@ class GatewayProcessor(InterfaceUser):
             if exc.status < 400:
                 raise
             type_ = exc.reason.lower().replace(" ", "-")
-            return _json_error(exc.status, type_, f"{request.method} {request.path}: {exc.reason}")
+            kept = {name: exc.headers[name] for name in (hdrs.ALLOW, hdrs.WWW_AUTHENTICATE) if name in exc.headers}
+            return _json_error(exc.status, type_, f"{request.method} {request.path}: {exc.reason}", kept)
+        except Exception as exc:
+            failure = failure_of(exc)
+            return _json_error(failure.status, failure.type, failure.message)
 
     @web.middleware
     async def _auth(self, request: web.Request, handler):
@@ -168,7 +184,7 @@ class GatewayProcessor(InterfaceUser):
 
     async def _socket(self, request: web.Request) -> web.WebSocketResponse:
         return await serve_socket(request, self.dispatcher, self.auth, self.settings.gateway_max_outstanding,
-                                  self.settings.gateway_send_timeout, self.body_limit)
+                                  self.settings.gateway_send_timeout, self.body_limit, self.max_json_depth)
 
     async def _global_service(self, request: web.Request) -> web.StreamResponse:
         return await self._call(request, request.match_info["kind"], None)
@@ -181,50 +197,36 @@ class GatewayProcessor(InterfaceUser):
         return await self._call(request, request.match_info["kind"], request.match_info["flow"])
 
     async def _call(self, request: web.Request, service: str, flow: str | None) -> web.StreamResponse:
-        identity = request[IDENTITY]
-        try:
-            body = await _json_body(request)
-            client, message = await self.dispatcher.open(service, flow, body, identity)
-        except GatewayError as exc:
-            return _json_error(exc.status, exc.type, exc.message)
+        """A refusal or failure raised here is answered by `_errors_as_json`."""
+        body = await self._json_body(request)
+        client, message = await self.dispatcher.open(service, flow, body, request[IDENTITY])
         if flow is not None and request.query.get("stream", "").lower() in {"1", "true", "yes"}:
             return await _stream(request, client, message)
-        try:
-            response = await client.request(message)
-        except RemoteError as exc:
-            return web.json_response(error_body(exc.type, exc.message))
-        except RequestTimeout as exc:
-            return _json_error(504, "timeout", str(exc))
-        return web.json_response(response_json(response))
+        return web.json_response(response_json(await client.request(message)))
 
     async def _flow_import(self, request: web.Request) -> web.Response:
         """Publish one message on a flow's one-way interface (bulk triples, …); answers once it is sent."""
-        try:
-            body = await _json_body(request)
-            await self.dispatcher.publish(request.match_info["flow"], request.match_info["kind"], body,
-                                          request[IDENTITY])
-        except GatewayError as exc:
-            return _json_error(exc.status, exc.type, exc.message)
+        body = await self._json_body(request)
+        await self.dispatcher.publish(request.match_info["flow"], request.match_info["kind"], body,
+                                      request[IDENTITY])
         return web.json_response({})
 
-
-async def _json_body(request: web.Request) -> Any:
-    try:
-        return await request.json()
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise GatewayError(400, "bad-request", "request body is not valid JSON") from None
+    async def _json_body(self, request: web.Request) -> Any:
+        return parse_json(await request.read(), max_depth=self.max_json_depth)
 
 
 async def _stream(request: web.Request, client: RequestClient[Any, Any], message: Any) -> web.StreamResponse:
-    """Every response as it arrives, one JSON object per line (NDJSON); an error ends the stream."""
+    """Every response as it arrives, one JSON object per line (NDJSON); an error is the last line."""
     reply = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
     await reply.prepare(request)
     try:
         async for response in client.stream(message):
             await reply.write(json.dumps(response_json(response)).encode() + b"\n")
-    except RemoteError as exc:
-        await reply.write(json.dumps(error_body(exc.type, exc.message)).encode() + b"\n")
-    except RequestTimeout as exc:
-        await reply.write(json.dumps(error_body("timeout", str(exc))).encode() + b"\n")
+    except Exception as exc:
+        failure = failure_of(exc)
+        try:
+            await reply.write(json.dumps(error_body(failure.type, failure.message)).encode() + b"\n")
+        except ConnectionError:
+            return reply  # the client has gone: nobody is left to tell
     await reply.write_eof()
     return reply

@@ -15,25 +15,14 @@ from pydantic import ValidationError
 from tracegraph.base.client import RequestClient
 from tracegraph.base.errors import ConfigError
 from tracegraph.flow.gateway.auth import Identity
+from tracegraph.flow.gateway.refusals import GatewayError
 from tracegraph.flow.gateway.services import ADMIN_OPERATIONS, FLOW_IMPORTS, FLOW_SERVICES, GLOBAL_SERVICES
 from tracegraph.flow.gateway.tenancy import AccessDenied, bind_user
 from tracegraph.schemas.base import Message, ServiceResponse
+from tracegraph.schemas.fields import MAX_ID_CHARS, shown
 
 if TYPE_CHECKING:
     from tracegraph.flow.gateway.app import GatewayProcessor
-
-
-class GatewayError(Exception):
-    """A request the gateway refuses before any processor sees it; `status` is the HTTP status."""
-
-    def __init__(self, status: int, type_: str, message: str) -> None:
-        super().__init__(message)
-        self.status, self.type, self.message = status, type_, message
-
-
-def error_body(type_: str, message: str) -> dict[str, Any]:
-    """The one error shape every reply uses: `{"error": {"type", "message"}}`."""
-    return {"error": {"type": type_, "message": message}}
 
 
 def validation_message(exc: ValidationError) -> str:
@@ -69,7 +58,9 @@ class Dispatcher:
             return await self._global(service, body, identity, workspace)
         if service not in FLOW_SERVICES:
             raise GatewayError(404, "unknown-service",
-                               f"no flow service {service!r}; try one of {', '.join(FLOW_SERVICES)}")
+                               f"no flow service {shown(service)}; try one of {', '.join(FLOW_SERVICES)}")
+        if len(flow) > MAX_ID_CHARS:
+            raise GatewayError(400, "bad-request", f"flow id over {MAX_ID_CHARS:,} characters")
         request_type, response_type = FLOW_SERVICES[service]
         message = _validate(request_type, body, identity, workspace)
         try:
@@ -83,7 +74,7 @@ class Dispatcher:
                       workspace: str | None) -> tuple[RequestClient[Any, Any], Message]:
         if service not in GLOBAL_SERVICES:
             raise GatewayError(404, "unknown-service",
-                               f"no service {service!r}; try one of {', '.join(GLOBAL_SERVICES)}")
+                               f"no service {shown(service)}; try one of {', '.join(GLOBAL_SERVICES)}")
         operation = body.get("operation") if isinstance(body, dict) else None
         if isinstance(operation, str) and operation in ADMIN_OPERATIONS.get(service, ()) and not identity.admin:
             raise GatewayError(403, "access-denied", f"{service} {operation} needs an admin token")
@@ -93,7 +84,8 @@ class Dispatcher:
 
     async def stream(self, service: str, flow: str | None, body: Any, identity: Identity,
                      workspace: str | None = None) -> AsyncIterator[ServiceResponse]:
-        """Every response to the request; RemoteError / RequestTimeout propagate from the client."""
+        """Every response to the request; the client's errors (RemoteError, RequestTimeout,
+        ServiceUnavailable, …) propagate for `refusals.failure_of` to answer."""
         client, message = await self.open(service, flow, body, identity, workspace)
         async for response in client.stream(message):
             yield response
@@ -101,7 +93,8 @@ class Dispatcher:
     async def publish(self, flow: str, kind: str, body: Any, identity: Identity) -> None:
         """Send one message on a flow's one-way interface (bulk imports)."""
         if kind not in FLOW_IMPORTS:
-            raise GatewayError(404, "unknown-service", f"no import {kind!r}; try one of {', '.join(FLOW_IMPORTS)}")
+            raise GatewayError(404, "unknown-service",
+                               f"no import {shown(kind)}; try one of {', '.join(FLOW_IMPORTS)}")
         message = _validate(FLOW_IMPORTS[kind], body, identity, None)
         try:
             await self.gateway.send(flow, kind, message)

@@ -47,7 +47,9 @@ def _error_schema() -> dict[str, Any]:
 def _errors(*statuses: int) -> dict[str, Any]:
     meaning = {400: "malformed JSON or a body that is not a valid request", 401: "missing or unknown token",
                403: "the body names another user, or the operation needs an admin token",
-               404: "unknown service or flow", 413: "body over the size limit", 504: "no answer in time"}
+               404: "unknown service or flow", 413: "body over the size limit",
+               503: "the bus is down or no live processor serves the request; worth retrying",
+               504: "no answer in time"}
     return {str(s): {"description": meaning[s], "content": {"application/json": {
         "schema": {"$ref": REF.format(model="GatewayError")}}}} for s in statuses}
 
@@ -63,7 +65,7 @@ def _operation(summary: str, request: type[Message], response: type[Message] | N
         "requestBody": {"required": True, "content": {"application/json": {
             "schema": {"$ref": REF.format(model=request.__name__)}}}},
         "responses": {"200": {"description": "the service's (final) response, or its error", "content": ok},
-                      **_errors(400, 401, 403, 404, 413, 504)},
+                      **_errors(400, 401, 403, 404, 413, 503, 504)},
     }
     if streaming:
         op["parameters"] = [{"name": "stream", "in": "query", "required": False, "schema": {"type": "boolean"},

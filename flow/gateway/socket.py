@@ -7,8 +7,10 @@ when the gateway refuses the request itself.
 
 Bounds: at most `gateway_max_outstanding` requests in flight per socket; a client that does not
 read for `gateway_send_timeout` seconds is disconnected, so a slow reader holds at most one
-response per request in memory. When a client goes away its requests are dropped here; the
-processors finish them as usual and their late responses are discarded.
+response per request in memory. A frame is checked as a REST body is (`limits`), and any failure
+of one request — bad input, a service or bus that is down — is an error frame for that request,
+never a closed socket. When a client goes away its requests are dropped here; the processors
+finish them as usual and their late responses are discarded.
 """
 
 from __future__ import annotations
@@ -20,10 +22,13 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
-from tracegraph.base.errors import RemoteError, RequestTimeout
+from tracegraph.base.errors import RemoteError
 from tracegraph.flow.gateway.auth import Authenticator, Identity
-from tracegraph.flow.gateway.dispatch import Dispatcher, GatewayError, error_body
+from tracegraph.flow.gateway.dispatch import Dispatcher
+from tracegraph.flow.gateway.limits import MAX_JSON_DEPTH, leading_id, parse_json
+from tracegraph.flow.gateway.refusals import GatewayError, error_body, failure_of
 from tracegraph.schemas.base import ServiceResponse
+from tracegraph.schemas.fields import shown
 
 log = logging.getLogger(__name__)
 
@@ -39,16 +44,25 @@ def _refusal(request_id: Any, type_: str, message: str) -> dict[str, Any]:
     return {"id": request_id, **error_body(type_, message), "complete": True}
 
 
+def _failure_frame(request_id: str, exc: Exception) -> dict[str, Any]:
+    """A service's own error inside a response, as upstream frames it; anything else as a refusal."""
+    if isinstance(exc, RemoteError):
+        return {"id": request_id, "response": error_body(exc.type, exc.message), "complete": True}
+    failure = failure_of(exc)
+    return _refusal(request_id, failure.type, failure.message)
+
+
 class SocketSession:
     """One client connection: authenticates it, runs its requests concurrently, writes their frames."""
 
     def __init__(self, ws: web.WebSocketResponse, dispatcher: Dispatcher, auth: Authenticator,
-                 max_outstanding: int, send_timeout: float) -> None:
+                 max_outstanding: int, send_timeout: float, max_depth: int = MAX_JSON_DEPTH) -> None:
         self.ws = ws
         self.dispatcher = dispatcher
         self.auth = auth
         self.max_outstanding = max_outstanding
         self.send_timeout = send_timeout
+        self.max_depth = max_depth
         self.identity: Identity | None = None if auth.required else auth.identify(None)
         self.requests: dict[str, asyncio.Task[None]] = {}
         self._sending = asyncio.Lock()
@@ -73,9 +87,9 @@ class SocketSession:
 
     async def _on_text(self, text: str) -> None:
         try:
-            frame = json.loads(text)
-        except ValueError:
-            await self._send(_refusal(None, "bad-request", "frame is not valid JSON"))
+            frame = parse_json(text, "frame", self.max_depth)
+        except GatewayError as exc:
+            await self._send(_refusal(leading_id(text), exc.type, exc.message))
             return
         if not isinstance(frame, dict):
             await self._send(_refusal(None, "bad-request", "frame must be a JSON object"))
@@ -99,7 +113,7 @@ class SocketSession:
         elif self.identity is None:
             await self._send(_refusal(request_id, "auth-required", "auth failure"))
         elif request_id in self.requests:
-            await self._send(_refusal(request_id, "bad-request", f"request {request_id!r} is already in flight"))
+            await self._send(_refusal(request_id, "bad-request", f"request {shown(request_id)} is already in flight"))
         elif len(self.requests) >= self.max_outstanding:
             await self._send(_refusal(request_id, "too-many-requests",
                                       f"at most {self.max_outstanding} requests may be in flight per socket"))
@@ -111,32 +125,25 @@ class SocketSession:
             task.add_done_callback(lambda _t: self.requests.pop(request_id, None))
 
     async def _serve(self, request_id: str, frame: dict[str, Any], identity: Identity) -> None:
+        """Answer one request; whatever fails, the socket and its other requests carry on."""
         try:
             await self._answer(request_id, frame, identity)
-        except ConnectionError:
-            pass  # the client went away; nothing is left to tell it
+        except Exception as exc:
+            if self.ws.closed:
+                return  # the client went away; nothing is left to tell it
+            try:
+                await self._send(_failure_frame(request_id, exc))
+            except ConnectionError:
+                pass
 
     async def _answer(self, request_id: str, frame: dict[str, Any], identity: Identity) -> None:
         flow = frame.get("flow")
         workspace = frame.get("workspace")
-        try:
-            async for response in self.dispatcher.stream(
-                    frame["service"], flow if isinstance(flow, str) and flow else None, frame["request"], identity,
-                    workspace if isinstance(workspace, str) else None):
-                await self._send({"id": request_id, "response": response_json(response),
-                                  "complete": response.ends_request})
-        except GatewayError as exc:
-            await self._send(_refusal(request_id, exc.type, exc.message))
-        except RemoteError as exc:
-            await self._send({"id": request_id, "response": error_body(exc.type, exc.message),
-                              "complete": True})
-        except RequestTimeout as exc:
-            await self._send(_refusal(request_id, "timeout", str(exc)))
-        except ConnectionError:
-            raise
-        except Exception as exc:  # the socket and its other requests carry on
-            log.exception("request %s on the socket failed", request_id)
-            await self._send(_refusal(request_id, "error", f"internal error: {type(exc).__name__}"))
+        async for response in self.dispatcher.stream(
+                frame["service"], flow if isinstance(flow, str) and flow else None, frame["request"], identity,
+                workspace if isinstance(workspace, str) else None):
+            await self._send({"id": request_id, "response": response_json(response),
+                              "complete": response.ends_request})
 
     async def _send(self, frame: dict[str, Any]) -> None:
         """One frame at a time; a client that stops reading is cut off after `send_timeout`."""
@@ -152,9 +159,9 @@ class SocketSession:
                 raise ConnectionResetError("client too slow") from None
 
 
-async def serve_socket(request: web.Request, dispatcher: Dispatcher, auth: Authenticator,
-                       max_outstanding: int, send_timeout: float, max_frame: int) -> web.WebSocketResponse:
+async def serve_socket(request: web.Request, dispatcher: Dispatcher, auth: Authenticator, max_outstanding: int,
+                       send_timeout: float, max_frame: int, max_depth: int) -> web.WebSocketResponse:
     ws = web.WebSocketResponse(heartbeat=HEARTBEAT_SECONDS, max_msg_size=max_frame)
     await ws.prepare(request)
-    await SocketSession(ws, dispatcher, auth, max_outstanding, send_timeout).run()
+    await SocketSession(ws, dispatcher, auth, max_outstanding, send_timeout, max_depth).run()
     return ws

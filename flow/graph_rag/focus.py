@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 from dataclasses import dataclass
 
-from tracegraph.base.provenance.query import SelectedEdge
+from tracegraph.base.provenance.query import SelectedEdge, excerpt
 from tracegraph.base.retrieval.ppr import best_of_each_passage_first
 from tracegraph.schemas.rdf import Triple
 
@@ -50,20 +50,21 @@ class Scored:
     edge: Edge
     score: float
     similarity: float
-    concept: str
+    concept: str | None  # the concept it is most similar to; None for the question itself
 
 
 CO_OCCURRENCE = "mentioned with"  # the offline extractor's weakest claim: two names in one sentence
 CO_OCCURRENCE_WEIGHT = 0.8
 
 
-def score_edges(edges: Sequence[Edge], edge_vectors: Sequence[Sequence[float]], concepts: Sequence[str],
+def score_edges(edges: Sequence[Edge], edge_vectors: Sequence[Sequence[float]], concepts: Sequence[str | None],
                 concept_vectors: Sequence[Sequence[float]]) -> list[Scored]:
     """Best similarity to any concept, times the PPR score of the edge's passage (an edge found by
     walking from seed entities instead: discounted by a quarter per hop), and by CO_OCCURRENCE_WEIGHT
-    for mere co-occurrence edges."""
+    for mere co-occurrence edges. A concept given as None is the question itself, searched whole:
+    the trace names it by reference, never by copying the question into every edge."""
     if not edges or not concepts:
-        return [Scored(e, 0.0, 0.0, "") for e in edges]
+        return [Scored(e, 0.0, 0.0, None) for e in edges]
     # One matrix product: (edges × dim) · (dim × concepts), rows and columns normalised.
     e = np.asarray(edge_vectors, dtype=np.float32)
     c = np.asarray(concept_vectors, dtype=np.float32)
@@ -106,7 +107,8 @@ def offline_selection(scored: Sequence[Scored], limit: int, floor: float = 0.0) 
 def _offline_reason(s: Scored) -> str:
     where = (f"from passage #{s.edge.passage + 1} (personalised PageRank {s.edge.ppr:.3f})" if s.edge.passage is not None
              else f"{s.edge.hops} hop(s) from a seed entity")
-    return (f"offline selection: embedding similarity {s.similarity:.2f} to '{s.concept}', {where}"
+    target = f"'{excerpt(s.concept)}'" if s.concept is not None else "the question"
+    return (f"offline selection: embedding similarity {s.similarity:.2f} to {target}, {where}"
             + (", co-occurrence only" if s.edge.labels[1] == CO_OCCURRENCE else "") + f", score {s.score:.2f}")
 
 

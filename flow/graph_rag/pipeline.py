@@ -24,6 +24,14 @@ from tracegraph.base.stores.keyword import readable
 from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Term, Triple, TripleTerm, iri, literal
 
 OFFLINE_NOTE = "offline (no LLM configured)"
+# Of a question, what retrieval reads (an embedding, a BM25 query): far more than any embedding model
+# takes in, and it keeps an oversized question from costing a tokenizer's memory for every character.
+RETRIEVAL_TEXT_CHARS = 16_000
+
+
+def retrieval_text(question: str) -> str:
+    """The part of a question that is embedded and searched for: the whole of any real question."""
+    return question[:RETRIEVAL_TEXT_CHARS]
 
 
 
@@ -108,12 +116,12 @@ class GraphRagPipeline:
         concepts, usage, method = await self._ground(question)
         session.usage += usage or Usage()
         g_uri = prov.step_uri("grounding", sid)
-        yield Explain(g_uri, prov.grounding_triples(g_uri, q_uri, concepts, usage, method))
+        yield Explain(g_uri, prov.grounding_triples(g_uri, q_uri, concepts, usage, method, query=question))
 
-        vectors = await self.tools.embed(concepts)
+        vectors = await self.tools.embed([retrieval_text(c) for c in concepts])
         names = [c for c in concepts if c != question]
-        ranking = await self._rank(question, vectors[concepts.index(question)] if question in concepts
-                                   else (await self.tools.embed([question]))[0], names)
+        ranking = await self._rank(retrieval_text(question), vectors[concepts.index(question)] if question in concepts
+                                   else (await self.tools.embed([retrieval_text(question)]))[0], names)
         e_uri = prov.step_uri("exploration", sid)
         if ranking is not None and ranking.passages:
             edges = await self._passage_edges(session, ranking)
@@ -127,7 +135,9 @@ class GraphRagPipeline:
             explored = prov.exploration_triples(e_uri, g_uri, len(edges), seeds)
         yield Explain(e_uri, [*explored, prov.retrieval_triple(e_uri, PROV.wasGeneratedBy, iri(q_uri))])
 
-        selected, usage, method, notes = await self._focus(question, edges, concepts, vectors)
+        # An edge that matched the whole question best names no concept: the Question holds the text.
+        shown = [None if c == question else c for c in concepts]
+        selected, usage, method, notes = await self._focus(question, edges, shown, vectors)
         session.usage += usage or Usage()
         f_uri = prov.step_uri("focus", sid)
         yield Explain(f_uri, prov.focus_triples(f_uri, e_uri, sid, selected, usage, method, notes))
@@ -236,7 +246,7 @@ class GraphRagPipeline:
             for value in wanted:
                 session.labels[value] = found.get(value) or READABLE_PREDICATES.get(value) or readable(value)
 
-    async def _focus(self, question: str, edges: list[Edge], concepts: list[str], vectors: list[list[float]]
+    async def _focus(self, question: str, edges: list[Edge], concepts: list[str | None], vectors: list[list[float]]
                      ) -> tuple[list[SelectedEdge], Usage | None, str, list[str]]:
         if not edges:
             return [], None, "no edges to select from", []

@@ -9,6 +9,7 @@ from tracegraph.base.errors import ConfigError
 from tracegraph.base.stores.files import FileBlobStore
 from tracegraph.base.stores.protocol import CollectionRef
 from tracegraph.base.stores.sqlite import SqliteDatabase
+from tracegraph.schemas.fields import shown
 from tracegraph.schemas.library import DocumentMetadata, ProcessingMetadata
 
 _SCHEMA = """
@@ -40,7 +41,7 @@ class Library:
         if existing is not None:
             if existing.size == len(content) and await self.content(existing) == content:
                 return False
-            raise ConfigError(f"document {meta.id!r} already exists with other content; remove it first")
+            raise ConfigError(f"document {shown(meta.id)} already exists with other content; remove it first")
         await self.blobs.put(_ref(meta), meta.id, content)
         await self.db.run(lambda db: db.execute(
             "INSERT INTO documents VALUES (?, ?, ?, ?, ?)",
@@ -54,7 +55,7 @@ class Library:
     async def require(self, user: str, document_id: str) -> DocumentMetadata:
         meta = await self.get(user, document_id)
         if meta is None:
-            raise ConfigError(f"no document {document_id!r} in the library of user {user!r}")
+            raise ConfigError(f"no document {shown(document_id)} in the library of user {shown(user)}")
         return meta
 
     async def content(self, meta: DocumentMetadata) -> bytes:

@@ -20,6 +20,7 @@ from tracegraph.base.specs import Service
 from tracegraph.base.documents import PDF, TEXT_KINDS, check
 from tracegraph.flow.librarian.library import Library
 from tracegraph.schemas.embeddings import VectorRemovalRequest, VectorRemovalResponse
+from tracegraph.schemas.fields import MAX_ID_CHARS, shown
 from tracegraph.schemas.ingest import DocumentLoad, Metadata, Triples
 from tracegraph.schemas.library import (
     DocumentMetadata, LibrarianRequest, LibrarianResponse, RemovalCounts,
@@ -90,7 +91,7 @@ class LibrarianProcessor(InterfaceUser):
 
     async def op_remove_processing(self, req: LibrarianRequest) -> LibrarianResponse:
         if not req.processing_id or not await self.library.remove_processing(req.user, req.processing_id):
-            raise ConfigError(f"no processing record {req.processing_id!r}")
+            raise ConfigError(f"no processing record {shown(req.processing_id or '')}")
         return LibrarianResponse()
 
     async def op_add_processing(self, req: LibrarianRequest) -> LibrarianResponse:
@@ -99,9 +100,13 @@ class LibrarianProcessor(InterfaceUser):
             raise ConfigError("add-processing needs processing-metadata (document-id, flow)")
         meta = await self.library.require(req.user, record.document_id)
         if meta.kind not in TEXT_KINDS | {PDF}:
-            raise ConfigError(f"document {meta.id!r} of kind {meta.kind!r} cannot be processed")
+            raise ConfigError(f"document {shown(meta.id)} of kind {shown(meta.kind)} cannot be processed")
+        record_id = record.id or f"{meta.id}/processing/{record.flow}"
+        if len(record_id) > MAX_ID_CHARS:  # the record could not be read back
+            raise ConfigError(f"processing id {shown(record_id)} would be over {MAX_ID_CHARS:,} characters; "
+                              "give processing-metadata a shorter id")
         record = record.model_copy(update={
-            "id": record.id or f"{meta.id}/processing/{record.flow}", "user": req.user,
+            "id": record_id, "user": req.user,
             "collection": meta.collection, "time": record.time or now()})
         self.topics(record.flow, "document-load")  # fail before recording if the flow is unknown
         await self.library.add_processing(record)
@@ -135,7 +140,7 @@ class LibrarianProcessor(InterfaceUser):
                                                 VectorRemovalResponse)).request(
                 VectorRemovalRequest(ids=triples.orphaned_entities, user=meta.user, collection=meta.collection))
         except (ConfigError, RemoteError, RequestTimeout) as exc:
-            raise ConfigError(f"could not remove {meta.id!r} from flow {flow_id!r}: {exc}; "
+            raise ConfigError(f"could not remove {shown(meta.id)} from flow {shown(flow_id)}: {exc}; "
                               "the document is kept so removal can be retried") from exc
         return RemovalCounts(chunks=counts.chunks + len(triples.chunks),
                              vectors=counts.vectors + chunks.removed + entities.removed,

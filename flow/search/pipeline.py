@@ -26,7 +26,7 @@ from tracegraph.base.retrieval.confidence import ConfidenceBlock, Support, asses
 from tracegraph.base.retrieval.fusion import Fused, reciprocal_rank_fusion
 from tracegraph.base.retrieval.rerank import Reranker
 from tracegraph.flow.graph_rag.pipeline import (
-    Explain, Finished, GraphRagPipeline, Synthesised, _Session, merged_sources,
+    Explain, Finished, GraphRagPipeline, Synthesised, _Session, merged_sources, retrieval_text,
 )
 from tracegraph.flow.graph_rag.pipeline import Limits as GraphRagLimits
 from tracegraph.base.provenance.passages import seed_triples
@@ -60,6 +60,25 @@ class SearchFinished(Finished):
     query_type: str = ""
 
 
+class RememberedEmbeddings:
+    """One request's retrieval tools, whose `embed` remembers each text's vector: the question is
+    embedded once, though the strategies' context and a bi-encoder reranker both ask for it. Every
+    other call goes to the tools themselves."""
+
+    def __init__(self, tools) -> None:
+        self.tools = tools
+        self.vectors: dict[str, list[float]] = {}
+
+    def __getattr__(self, name: str):
+        return getattr(self.tools, name)
+
+    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        missing = [t for t in dict.fromkeys(texts) if t not in self.vectors]
+        if missing:
+            self.vectors.update(zip(missing, await self.tools.embed(missing)))
+        return [self.vectors[t] for t in texts]
+
+
 class SearchPipeline(GraphRagPipeline):
     def __init__(self, tools, limits: Limits, *, reranker: Reranker, cache: SubgraphCache | None = None,
                  scope: tuple[str, str] = ("default", "default"), strategies: Sequence[str] | None = None,
@@ -74,12 +93,14 @@ class SearchPipeline(GraphRagPipeline):
 
     async def _answer(self, session, q_uri: str, question: str, streaming: bool) -> AsyncIterator:
         sid, limits = session.sid, self.search_limits
-        route, usage = await self._route(question)
+        searched = retrieval_text(question)  # what routing and every strategy read of it
+        route, usage = await self._route(searched)
         session.usage += usage or Usage()
         planned = self.strategies or route.strategies
-        ctx = await self.context(question, route, session)
+        ctx = await self.context(searched, route, session)
         g_uri = prov.step_uri("grounding", sid)
-        yield Explain(g_uri, [*prov.grounding_triples(g_uri, q_uri, [*ctx.names, question], usage, route.method),
+        yield Explain(g_uri, [*prov.grounding_triples(g_uri, q_uri, [*ctx.names, question], usage, route.method,
+                                                      query=question),
                               *trace.routing_triples(g_uri, route.query_type, planned)])
 
         runs, records = await self.retrieve(ctx, planned, limits.hops or route.hops)
@@ -124,7 +145,7 @@ class SearchPipeline(GraphRagPipeline):
                        any(r.fell_back for r in runs.values()),
                        grounding=len(ctx.named) / len(ctx.names) if ctx.names else 0.0,
                        focus=runs["ppr"].details.pop("top_dense", 0.0) if "ppr" in runs else 0.0,
-                       question=question, sentences=[e.text for e in evidence])
+                       question=searched, sentences=[e.text for e in evidence])
         document = prov.answer_document_uri(sid)
         saved = await self.tools.save_answer(document, f"Search Answer: {question[:50]}", answer)
         s_uri = prov.step_uri("synthesis", sid)
@@ -136,7 +157,8 @@ class SearchPipeline(GraphRagPipeline):
                              route.query_type)
 
     async def context(self, question: str, route: router.Route, session: _Session | None = None) -> Context:
-        """What every strategy starts from: the entities the question names, and its embedding."""
+        """What every strategy starts from: the entities the question names, and its embedding (the
+        pipeline passes the question's `retrieval_text`)."""
         session = session or _Session(str(uuid.uuid4()))
         names = question_names(question)
         named = await self._named(session, names)

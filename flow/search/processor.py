@@ -15,7 +15,7 @@ from tracegraph.base.retrieval.cache import cache_for
 from tracegraph.base.retrieval.rerank import EmbeddingReranker, EndpointReranker
 from tracegraph.base.specs import Service
 from tracegraph.flow.retrieval_tools import RetrievingProcessor
-from tracegraph.flow.search.pipeline import ANY_CHANGE, SearchFinished, SearchPipeline
+from tracegraph.flow.search.pipeline import ANY_CHANGE, RememberedEmbeddings, SearchFinished, SearchPipeline
 from tracegraph.flow.search.strategies import Limits
 from tracegraph.schemas.search import Confidence, Evidence, GraphUpdate, SearchRequest, SearchResponse
 
@@ -45,7 +45,7 @@ class SearchProcessor(RetrievingProcessor):
 
     @request.handler
     async def answer(self, req: SearchRequest, flow: Flow) -> AsyncIterator[SearchResponse]:
-        tools = self.tools(flow, req)
+        tools = RememberedEmbeddings(self.tools(flow, req))
         reranker = self.cross_encoder or EmbeddingReranker(tools.embed, lambda: tools.embedding_model)
         overrides = {k: v for k, v in {"top_k": req.top_k, "hops": req.hops, "rrf_k": req.rrf_k}.items()
                      if v is not None}

@@ -116,19 +116,36 @@ async def vector_search(ctx: Context, vector: Sequence[float]) -> tuple[list[tup
     return ranked, ranked[0][1]
 
 
-async def hypothetical_document(ctx: Context, keyword_texts: Sequence[str]) -> tuple[str, str, Usage | None]:
+HYDE_QUESTION_CHARS = 1000  # of the question, offline, before the keyword hits: it was embedded whole already
+
+
+@dataclass(frozen=True, slots=True)
+class Hypothetical:
+    """HyDE's text to embed, and what of it the trace records (never the question again)."""
+
+    text: str
+    recorded: str
+    method: str
+    usage: Usage | None = None
+
+
+async def hypothetical_document(ctx: Context, keyword_texts: Sequence[str]) -> Hypothetical:
     """HyDE's hypothetical answer: the LLM's, or offline the question followed by the best keyword
-    hits (pseudo-relevance feedback), which borrows the graph's own wording the same way."""
+    hits (pseudo-relevance feedback), which borrows the graph's own wording the same way. Offline
+    the trace records the hits only: the question is the Question's tg:query."""
     if ctx.llm:
         try:
             done = await ctx.tools.complete(
                 "Write a short factual paragraph that could answer the question, as a knowledge base would "
                 "state it. Invent plausible names if needed; do not hedge.", ctx.question)
-            return done.text.strip(), f"LLM ({done.model})", Usage(done.in_token, done.out_token, done.model)
+            text = done.text.strip()
+            return Hypothetical(text, text, f"LLM ({done.model})", Usage(done.in_token, done.out_token, done.model))
         except LlmUnavailable:
             pass
-    text = " ".join([ctx.question, *keyword_texts[:3]])
-    return text, "offline: pseudo-relevance feedback (the question plus the 3 best keyword hits) in place of an LLM", None
+    hits = " ".join(keyword_texts[:3])
+    return Hypothetical(" ".join(filter(None, [ctx.question[:HYDE_QUESTION_CHARS], hits])), hits,
+                        "offline: pseudo-relevance feedback (the question, then the 3 best keyword hits recorded "
+                        "here) in place of an LLM")
 
 
 async def vector_strategy(ctx: Context, hyde: bool | None, keyword_texts: Sequence[str]) -> Run:
@@ -138,11 +155,12 @@ async def vector_strategy(ctx: Context, hyde: bool | None, keyword_texts: Sequen
     wanted = raw < ctx.limits.hyde_threshold if hyde is None else hyde
     run.details["hyde_applied"] = False
     if wanted:
-        text, method, run.usage = await hypothetical_document(ctx, keyword_texts)
-        (hyde_vector,) = await ctx.tools.embed([text])
+        hypothetical = await hypothetical_document(ctx, keyword_texts)
+        run.usage = hypothetical.usage
+        (hyde_vector,) = await ctx.tools.embed([hypothetical.text])
         hyde_ranked, best = await vector_search(ctx, hyde_vector)
-        run.details.update(hyde_similarity=round(best, 4), hypothetical_document=text[:500])
-        run.notes.append(f"HyDE ({method}): raw similarity {raw:.2f} "
+        run.details.update(hyde_similarity=round(best, 4), hypothetical_document=hypothetical.recorded[:500])
+        run.notes.append(f"HyDE ({hypothetical.method}): raw similarity {raw:.2f} "
                          f"{'below' if raw < ctx.limits.hyde_threshold else 'not below, but asked for'} "
                          f"{ctx.limits.hyde_threshold}; the hypothetical answer reached {best:.2f}")
         if hyde_ranked:

@@ -1,10 +1,13 @@
 """Fuzzing the REST API from its own OpenAPI document (schemathesis, valid and invalid bodies) and
-with raw bytes (hypothesis): no request may get a 5xx, and the stack must still answer afterwards."""
+with raw bytes (hypothesis): no request may get a 5xx, and the stack must still answer afterwards.
+Then the hostile inputs that once did get a 5xx (or a closed socket), each refused by name."""
 
 from __future__ import annotations
 
 import json
+import time
 
+import aiohttp
 import pytest
 import requests
 import schemathesis
@@ -64,3 +67,63 @@ def test_arbitrary_bodies_get_clear_refusals(gateway_url, route, body):
     if response.status_code >= 400:
         error = response.json()["error"]
         assert error["type"] and error["message"], error
+
+
+# Hostile input that once gave a 500 (or a closed socket): each is a 400 naming the problem, fast.
+RAG = "/api/v1/flow/default/service/graph-rag"
+
+
+@pytest.mark.parametrize("body, words", [
+    (b"[" * 100_000, "nested deeper than 64 levels"),
+    (b'{"query": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested deeper than 64 levels"),
+    (b'{"query": "\\ud800 lone"}', "query: lone surrogate, not valid Unicode"),
+    (b'{"query": "\xff\xfe"}', "not valid UTF-8"),
+    (json.dumps({"query": "x" * 5_000_000}).encode(),
+     "query: question is 5,000,000 bytes, over the limit of 4,096 bytes (TG_MAX_QUESTION_BYTES)"),
+])
+def test_hostile_bodies_are_refused_fast_by_name(gateway_url, body, words):
+    started = time.perf_counter()
+    response = requests.post(gateway_url + RAG, data=body, timeout=60, headers={"Content-Type": "application/json"})
+    assert time.perf_counter() - started < 1.0
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["type"] == "bad-request" and words in response.json()["error"]["message"]
+
+
+def test_method_not_allowed_says_what_is(gateway_url):
+    response = requests.get(gateway_url + "/api/v1/librarian", timeout=30)
+    assert response.status_code == 405 and response.headers["Allow"] == "POST"
+    assert response.json()["error"]["type"] == "method-not-allowed"
+
+
+def test_the_librarian_never_echoes_a_huge_id(gateway_url):
+    long_id, huge_id = "d" * 1000, "d" * 50_000
+    response = requests.post(gateway_url + "/api/v1/librarian", timeout=30,
+                             json={"operation": "get-document-metadata", "document-id": long_id})
+    message = response.json()["error"]["message"]
+    assert response.status_code == 200 and "(1,000 characters)" in message and len(message) < 300, message
+    response = requests.post(gateway_url + "/api/v1/librarian", timeout=30,
+                             json={"operation": "remove-document", "document-id": huge_id})
+    message = response.json()["error"]["message"]
+    assert response.status_code == 400 and message.startswith("document-id:") and len(message) < 300, message
+
+
+async def test_hostile_frames_get_error_replies_and_the_socket_stays_open(gateway_url):
+    async with aiohttp.ClientSession() as session:
+        async with session.ws_connect(gateway_url + "/api/v1/socket", max_msg_size=0) as ws:
+            await ws.send_json({"type": "auth", "token": ""})
+            await ws.receive_json(timeout=30)
+            await ws.send_str('{"id": "deep", "service": "graph-rag", "flow": "default", "request": '
+                              + "[" * 100_000 + "]" * 100_000 + "}")
+            reply = await ws.receive_json(timeout=30)
+            assert reply["id"] == "deep" and "nested deeper than 64" in reply["error"]["message"], reply
+            await ws.send_str('{"id": "lone", "service": "graph-rag", "flow": "default", '
+                              '"request": {"query": "\\ud800 lone"}}')
+            reply = await ws.receive_json(timeout=30)
+            assert reply["id"] == "lone" and "lone surrogate" in reply["error"]["message"], reply
+            await ws.send_json({"id": "big", "service": "agent", "flow": "default",
+                                "request": {"question": "x" * 5_000_000}})
+            reply = await ws.receive_json(timeout=30)
+            assert reply["id"] == "big" and reply["error"]["message"].startswith("question: question is"), reply
+            await ws.send_json({"id": "ping", "service": "ping", "flow": "default", "request": {"text": "open"}})
+            reply = await ws.receive_json(timeout=30)
+            assert reply["id"] == "ping" and reply["response"]["text"].endswith("open"), reply

@@ -28,7 +28,7 @@ def test_explained_answer_stored_trace_sources_and_exports(tmp_path):
         order = [m.group(1) for m in re.finditer(r"^\[(\w+)\] urn:trustgraph:", out, re.M)]
         assert order == ["question", "grounding", "exploration", "focus", "synthesis"]
         assert re.search(r"Edge: \(Helios Grid, depends on, Corvid Analytics\)\n\s+Reason: offline selection: "
-                         r"embedding similarity [0-9.]+ to '[^']+', from passage #\d+ \(personalised PageRank [0-9.]+\), "
+                         r"embedding similarity [0-9.]+ to (the question|'[^']+'), from passage #\d+ \(personalised PageRank [0-9.]+\), "
                          r"score [0-9.]+\n"
                          r"\s+Source: Chunk 1 → helios-grid", out)
         assert "Offline answer (no LLM configured)" in out and "Sources:\n  helios-grid" in out

@@ -23,6 +23,8 @@ import tracegraph.base.retrieval.router
 import tracegraph.flow.search.weights
 import tracegraph.flow.search.pipeline
 import tracegraph.base.retrieval.names
+import tracegraph.base.provenance.query
+import tracegraph.base.provenance.agent
 
 
 @pytest.mark.parametrize("module", [tracegraph.base.bus.protocol, tracegraph.base.bus.topic, tracegraph.cli._client, tracegraph.cli.start_flow,
@@ -33,7 +35,8 @@ import tracegraph.base.retrieval.names
                                     tracegraph.base.retrieval.fusion, tracegraph.base.retrieval.relations,
                                     tracegraph.base.retrieval.rerank,
                                     tracegraph.base.retrieval.router, tracegraph.flow.search.weights,
-                                    tracegraph.flow.search.pipeline, tracegraph.base.retrieval.names])
+                                    tracegraph.flow.search.pipeline, tracegraph.base.retrieval.names,
+                                    tracegraph.base.provenance.query, tracegraph.base.provenance.agent])
 def test_doctests(module):
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0

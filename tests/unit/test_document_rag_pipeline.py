@@ -10,6 +10,7 @@ import pytest
 
 from tracegraph.base.errors import ConfigError, TransientError
 from tracegraph.base.provenance.extraction import document_triples
+from tracegraph.base.provenance.query import QUESTION_AS_CONCEPT
 from tracegraph.base.provenance.vocab import PROV, RDF, RDFS, TG
 from tracegraph.base.stores.oxigraph import OxigraphTripleStore
 from tracegraph.flow.document_rag import excerpts
@@ -89,7 +90,9 @@ async def test_offline_answer_quotes_the_nearest_sentences_and_is_explained(stor
     assert question.uri.startswith("urn:trustgraph:docrag:")
     assert {TG.Question.iri, TG.DocRagQuestion.iri, PROV.Activity.iri} == set(values(question, RDF.type))
     assert values(question, RDFS.label) == ["DocumentRAG Question"] and values(question, TG.query) == [QUESTION]
-    assert values(grounding, PROV.wasDerivedFrom) == [question.uri] and values(grounding, TG.concept) == [QUESTION]
+    # The names it mentions are concepts; the question itself, searched whole, is referred to, not copied.
+    assert values(grounding, PROV.wasDerivedFrom) == [question.uri] and values(grounding, TG.concept) == ["Helios Grid"]
+    assert QUESTION_AS_CONCEPT in values(grounding, RDFS.comment)
     assert values(exploration, PROV.wasDerivedFrom) == [grounding.uri]
     assert values(exploration, PROV.wasGeneratedBy) == [question.uri]
     assert values(exploration, TG.chunkCount) == ["3"]

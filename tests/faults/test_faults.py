@@ -1,0 +1,281 @@
+"""The fault suite: every processor its own OS process on RabbitMQ; kill -9 one of them mid-ingest, or
+stop each with SIGTERM in turn, or drop every broker connection, and the collection ends up exactly as
+a clean run left it — no quad, chunk vector or entity vector lost, no chunk extracted twice — and
+every explain trace of the questions answered meanwhile is stored. A GraphRAG process killed
+mid-answer costs its caller an error within the configured deadline, not the request timeout."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tracegraph.base.errors import TraceGraphError
+from tracegraph.cli.api import Api
+from tracegraph.cli.library_upload import add_document, process, wait_for_extraction
+
+from support.cluster import PROCESSES, Cluster
+from support.fault_corpus import write_corpus
+from support.names import vhost_of
+from support.procs import tg
+
+pytestmark = [pytest.mark.rabbitmq, pytest.mark.faults, pytest.mark.timeout(300)]
+
+UNAVAILABLE_AFTER = 3.0  # seconds: the deadline a caller of a dead service is held to
+INGEST_TIMEOUT = 240.0
+VECTOR_LIMIT = 1000  # the most one vector query lists: the corpus stays below it
+VICTIMS = ["librarian", "chunker", "kg-extract", "embeddings", "graph-embeddings", "document-embeddings",
+           "triples", "explainability"]
+QUESTIONS = ["What does the json module encode?", "How does heapq keep a heap?",
+             "Which hash algorithms does hashlib offer?"]
+
+ALL_QUADS = "SELECT ?g ?s ?p ?o WHERE { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } } }"
+SUBGRAPHS_PER_CHUNK = """
+PREFIX prov: <http://www.w3.org/ns/prov#>
+PREFIX tg: <https://trustgraph.ai/ns/>
+SELECT ?chunk (COUNT(?subgraph) AS ?n) WHERE { GRAPH <urn:graph:source> {
+  ?chunk a tg:Chunk . OPTIONAL { ?subgraph a tg:Subgraph ; prov:wasDerivedFrom ?chunk } } } GROUP BY ?chunk"""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What an ingest left in one collection, comparable across collections."""
+
+    quads: frozenset[str]
+    subgraphs_per_chunk: dict[str, int]
+    chunk_vectors: frozenset[str]
+    entity_vectors: frozenset[str]
+
+    def differences(self, clean: "Snapshot") -> list[str]:
+        found = []
+        for what in ("quads", "chunk_vectors", "entity_vectors"):
+            mine, theirs = getattr(self, what), getattr(clean, what)
+            if mine != theirs:
+                found.append(f"{what}: {len(theirs - mine)} lost, {len(mine - theirs)} extra "
+                             f"(e.g. lost {sorted(theirs - mine)[:2]}, extra {sorted(mine - theirs)[:2]})")
+        if self.subgraphs_per_chunk != clean.subgraphs_per_chunk:
+            odd = {c: n for c, n in self.subgraphs_per_chunk.items() if n != clean.subgraphs_per_chunk.get(c)}
+            found.append(f"subgraphs per chunk differ: {dict(list(odd.items())[:3])}")
+        return found
+
+
+TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?")
+
+
+def _term(binding: dict | None) -> str:
+    """A term as comparable text; times (when a run loaded its documents) are the one expected difference."""
+    return TIMESTAMP.sub("<time>", json.dumps(binding, sort_keys=True)) if binding else "-"
+
+
+def _value(term: dict) -> str:
+    """An IRI's or a literal's text from a SPARQL binding in the wire's term form."""
+    return term.get("i") or term.get("v") or ""
+
+
+async def snapshot(api: Api, collection: str) -> Snapshot:
+    reply = await api.flow_service("default", "sparql", {"query": ALL_QUADS, "collection": collection,
+                                                         "limit": 1_000_000})
+    assert not reply.get("truncated"), "the quad dump was truncated"
+    quads = frozenset("|".join(_term(row.get(v)) for v in ("g", "s", "p", "o")) for row in reply["bindings"])
+    rows = (await api.flow_service("default", "sparql", {"query": SUBGRAPHS_PER_CHUNK,
+                                                         "collection": collection}))["bindings"]
+    per_chunk = {_value(row["chunk"]): int(_value(row["n"])) for row in rows}
+    probe = (await api.flow_service("default", "embeddings", {"texts": ["probe"]}))["vectors"][0]
+    vectors = {}
+    for kind in ("document-embeddings", "graph-embeddings"):
+        matches = (await api.flow_service("default", kind, {"vector": probe, "limit": VECTOR_LIMIT,
+                                                            "collection": collection}))["matches"]
+        assert len(matches) < VECTOR_LIMIT, f"more {kind} vectors than one query lists: use a smaller corpus"
+        vectors[kind] = frozenset(m["id"] for m in matches)
+    return Snapshot(quads, per_chunk, vectors["document-embeddings"], vectors["graph-embeddings"])
+
+
+async def settled_snapshot(api: Api, timeout: float = 60) -> Snapshot:
+    """The snapshot once two taken a second apart agree (redeliveries may still be landing)."""
+    deadline = time.monotonic() + timeout
+    previous = await snapshot(api, COLLECTION)
+    while True:
+        await asyncio.sleep(1.0)
+        current = await snapshot(api, COLLECTION)
+        if current == previous or time.monotonic() > deadline:
+            return current
+        previous = current
+
+
+async def ingest(api: Api, corpus: list[Path]) -> list[str]:
+    """Add and process every document; returns their ids (the same for every user)."""
+    ids = []
+    for path in corpus:
+        meta = await add_document(api, path, collection=COLLECTION, document_id=f"urn:fault-corpus:{path.stem}")
+        await process(api, meta["id"], "default", COLLECTION)
+        ids.append(meta["id"])
+    return ids
+
+
+COLLECTION = "corpus"
+
+
+@dataclass
+class Env:
+    cluster: Cluster
+    api: Api  # the user whose collection the questions are asked of (the clean run's)
+    corpus: list[Path]
+    clean: Snapshot
+    clean_seconds: float
+    next_user: int = 1
+
+    def fresh_api(self) -> Api:
+        """A user of its own for the next scenario: the same document ids land in a store of their own."""
+        user = f"user{self.next_user}"
+        self.next_user += 1
+        return Api(self.cluster.gateway, token=self.cluster.tokens[user], timeout=120)
+
+
+@pytest.fixture(scope="module")
+def env(rabbitmq_url: str, tmp_path_factory: pytest.TempPathFactory):
+    work = tmp_path_factory.mktemp("faults")
+    cluster = Cluster(rabbitmq_url, work / "data", work / "logs",
+                      TG_UNAVAILABLE_TIMEOUT=str(UNAVAILABLE_AFTER), TG_RETRY_BACKOFF="0.25",
+                      TG_REQUEST_TIMEOUT="60")
+    corpus = write_corpus(work / "corpus")
+
+    async def start() -> Env:
+        for name in PROCESSES:
+            cluster.start(name)
+        await cluster.wait_joined(["config", "gateway"])
+        started = tg("tg-start-flow", "-u", cluster.gateway, "--token", cluster.tokens["admin"],
+                     "-n", "default", "-i", "default")
+        assert started.returncode == 0 or "already running" in started.stderr, started.stderr
+        await cluster.wait_joined([n for n in PROCESSES if n not in ("config", "gateway")])
+        api = Api(cluster.gateway, token=cluster.tokens["user0"], timeout=120)
+        began = time.monotonic()
+        ids = await ingest(api, corpus)
+        await wait_for_extraction(api, "default", ids, COLLECTION, INGEST_TIMEOUT)
+        clean_seconds = time.monotonic() - began
+        clean = await settled_snapshot(api)
+        assert len(clean.subgraphs_per_chunk) >= 40 and clean.chunk_vectors and clean.entity_vectors
+        return Env(cluster, api, corpus, clean, clean_seconds)
+
+    try:
+        yield asyncio.run(start())
+    finally:
+        asyncio.run(cluster.stop_all())
+
+
+async def ask(api: Api, question: str) -> list[str] | None:
+    """Ask GraphRAG over the gateway; the explain ids its stream named, or None if it failed."""
+    explained = []
+    try:
+        async for response in api.stream("default", "graph-rag", {"query": question, "collection": COLLECTION}):
+            if response.get("explain_id"):
+                explained.append(response["explain_id"])
+    except TraceGraphError:
+        return None  # a caller may be refused while a service restarts; it is not answered, so owed nothing
+    return explained
+
+
+async def stored_explain_ids(api: Api, collection: str) -> set[str]:
+    reply = await api.flow_service("default", "sparql", {
+        "query": "SELECT DISTINCT ?s WHERE { GRAPH <urn:graph:retrieval> { ?s ?p ?o } }",
+        "collection": collection, "limit": 1_000_000})
+    return {_value(row["s"]) for row in reply["bindings"]}
+
+
+async def run_scenario(env: Env, fault) -> tuple[Snapshot, list[list[str]]]:
+    """Ingest the corpus for a fresh user while `fault()` runs and questions are asked of the clean
+    run's collection; returns the settled snapshot and the explain ids of every answered question."""
+    api = env.fresh_api()
+    ids = await ingest(api, env.corpus)
+    questions = asyncio.gather(*(ask(env.api, q) for q in QUESTIONS))
+    await fault()
+    await wait_for_extraction(api, "default", ids, COLLECTION, INGEST_TIMEOUT)
+    answered = [ids for ids in await questions if ids]
+    return await settled_snapshot(api), answered
+
+
+async def assert_traces_stored(env: Env, answered: list[list[str]]) -> None:
+    wanted = {i for ids in answered for i in ids}
+    deadline = time.monotonic() + 30
+    while True:
+        missing = wanted - await stored_explain_ids(env.api, COLLECTION)
+        if not missing or time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.5)
+    assert not missing, f"{len(missing)} of {len(wanted)} explain events never stored, e.g. {sorted(missing)[:3]}"
+
+
+def assert_same(found: Snapshot, clean: Snapshot, what: str) -> None:
+    differences = found.differences(clean)
+    assert not differences, f"{what}: " + "; ".join(differences)
+
+
+@pytest.mark.parametrize("victim", VICTIMS)
+async def test_kill_9_mid_ingest_loses_nothing(env: Env, victim: str):
+    async def fault() -> None:
+        await asyncio.sleep(min(1.0, env.clean_seconds / 4))
+        await env.cluster.kill(victim)
+        await env.cluster.restart(victim, after=1.0)
+
+    found, answered = await run_scenario(env, fault)
+    assert_same(found, env.clean, f"kill -9 {victim}")
+    await assert_traces_stored(env, answered)
+
+
+async def test_each_processor_stopped_with_sigterm_in_turn_loses_nothing(env: Env):
+    async def fault() -> None:
+        for victim in VICTIMS:  # a rolling restart, as a deployment does
+            assert await env.cluster.terminate(victim) == 0, env.cluster.tail(victim)
+            env.cluster.start(victim)
+            await env.cluster.wait_joined([victim])
+
+    found, answered = await run_scenario(env, fault)
+    assert_same(found, env.clean, "SIGTERM of each processor in turn")
+    await assert_traces_stored(env, answered)
+
+
+@pytest.mark.skipif(not shutil.which("rabbitmqctl"), reason="needs rabbitmqctl to drop connections")
+async def test_broker_connections_dropped_mid_ingest_lose_nothing(env: Env):
+    async def fault() -> None:
+        await asyncio.sleep(min(1.0, env.clean_seconds / 4))
+        dropped = await asyncio.to_thread(subprocess.run, [
+            "rabbitmqctl", "close_all_connections", "-p", vhost_of(env.cluster.url), "fault suite"],
+            capture_output=True, text=True, timeout=60)
+        assert dropped.returncode == 0, dropped.stderr
+
+    found, answered = await run_scenario(env, fault)
+    assert_same(found, env.clean, "broker connections dropped")
+    await assert_traces_stored(env, answered)
+
+
+async def test_a_graph_rag_killed_mid_answer_fails_its_caller_within_the_deadline(env: Env):
+    asking = asyncio.create_task(ask_until_error(env.api, QUESTIONS[0]))
+    await asyncio.sleep(0.3)
+    await env.cluster.kill("graph-rag")
+    began = time.monotonic()
+    error = await asyncio.wait_for(asking, 60)
+    waited = time.monotonic() - began
+    await env.cluster.restart("graph-rag", after=0)
+    assert error is not None and "unavailable" in error, error
+    assert waited <= UNAVAILABLE_AFTER + 4, f"the caller waited {waited:.1f}s for its error"
+
+
+async def ask_until_error(api: Api, question: str) -> str | None:
+    """Keep asking until a question fails; its error text (None if every answer came back)."""
+    for _ in range(200):
+        try:
+            async for _ in api.stream("default", "graph-rag", {"query": question, "collection": COLLECTION}):
+                pass
+        except TraceGraphError as exc:
+            return str(exc)
+    return None
+
+
+def test_no_process_logged_a_traceback(env: Env):
+    assert not env.cluster.tracebacks(), env.cluster.tracebacks()
