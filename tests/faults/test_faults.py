@@ -30,6 +30,7 @@ pytestmark = [pytest.mark.rabbitmq, pytest.mark.faults, pytest.mark.timeout(300)
 
 UNAVAILABLE_AFTER = 3.0  # seconds: the deadline a caller of a dead service is held to
 INGEST_TIMEOUT = 240.0
+FAULT_AFTER_DOCUMENTS = 3  # the fault strikes once this many documents are on their way
 VECTOR_LIMIT = 1000  # the most one vector query lists: the corpus stays below it
 VICTIMS = ["librarian", "chunker", "kg-extract", "embeddings", "graph-embeddings", "document-embeddings",
            "triples", "explainability"]
@@ -109,14 +110,30 @@ async def settled_snapshot(api: Api, timeout: float = 60) -> Snapshot:
         previous = current
 
 
-async def ingest(api: Api, corpus: list[Path]) -> list[str]:
-    """Add and process every document; returns their ids (the same for every user)."""
+async def ingest(api: Api, corpus: list[Path], started: asyncio.Event | None = None) -> list[str]:
+    """Add and process every document (ids the same for every user), as a careful client does:
+    a call refused as unavailable (its service restarting) is tried again. `started` is set once
+    the first few documents are on their way, so a fault can strike mid-ingest."""
     ids = []
-    for path in corpus:
-        meta = await add_document(api, path, collection=COLLECTION, document_id=f"urn:fault-corpus:{path.stem}")
-        await process(api, meta["id"], "default", COLLECTION)
+    for n, path in enumerate(corpus, 1):
+        meta = await patiently(lambda: add_document(api, path, collection=COLLECTION,
+                                                    document_id=f"urn:fault-corpus:{path.stem}"))
+        await patiently(lambda: process(api, meta["id"], "default", COLLECTION))
         ids.append(meta["id"])
+        if started is not None and n == FAULT_AFTER_DOCUMENTS:
+            started.set()
     return ids
+
+
+async def patiently(call, timeout: float = 60):
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return await call()
+        except TraceGraphError as exc:
+            if "unavailable" not in str(exc) or time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(0.5)
 
 
 COLLECTION = "corpus"
@@ -189,12 +206,15 @@ async def stored_explain_ids(api: Api, collection: str) -> set[str]:
 
 
 async def run_scenario(env: Env, fault) -> tuple[Snapshot, list[list[str]]]:
-    """Ingest the corpus for a fresh user while `fault()` runs and questions are asked of the clean
+    """Ingest the corpus for a fresh user while `fault()` strikes and questions are asked of the clean
     run's collection; returns the settled snapshot and the explain ids of every answered question."""
     api = env.fresh_api()
-    ids = await ingest(api, env.corpus)
+    started = asyncio.Event()
+    loading = asyncio.create_task(ingest(api, env.corpus, started))
     questions = asyncio.gather(*(ask(env.api, q) for q in QUESTIONS))
+    await started.wait()
     await fault()
+    ids = await loading
     await wait_for_extraction(api, "default", ids, COLLECTION, INGEST_TIMEOUT)
     answered = [ids for ids in await questions if ids]
     return await settled_snapshot(api), answered
@@ -219,7 +239,6 @@ def assert_same(found: Snapshot, clean: Snapshot, what: str) -> None:
 @pytest.mark.parametrize("victim", VICTIMS)
 async def test_kill_9_mid_ingest_loses_nothing(env: Env, victim: str):
     async def fault() -> None:
-        await asyncio.sleep(min(1.0, env.clean_seconds / 4))
         await env.cluster.kill(victim)
         await env.cluster.restart(victim, after=1.0)
 
@@ -243,7 +262,6 @@ async def test_each_processor_stopped_with_sigterm_in_turn_loses_nothing(env: En
 @pytest.mark.skipif(not shutil.which("rabbitmqctl"), reason="needs rabbitmqctl to drop connections")
 async def test_broker_connections_dropped_mid_ingest_lose_nothing(env: Env):
     async def fault() -> None:
-        await asyncio.sleep(min(1.0, env.clean_seconds / 4))
         dropped = await asyncio.to_thread(subprocess.run, [
             "rabbitmqctl", "close_all_connections", "-p", vhost_of(env.cluster.url), "fault suite"],
             capture_output=True, text=True, timeout=60)
