@@ -27,6 +27,7 @@ from tracegraph.base.bus.topic import CONFIG_PUSH_TOPIC, CONFIG_REQUEST_TOPIC, C
 from tracegraph.schemas.config import ConfigPush, ConfigRequest, ConfigResponse
 
 log = logging.getLogger(__name__)
+RESYNC_CHECK_SECONDS = 2.0  # how often a processor checks whether its broker connection was lost
 
 
 @dataclass
@@ -128,6 +129,8 @@ class FlowProcessor(Processor):
             owner=self.name, unavailable_after=self.settings.unavailable_timeout))
         snapshot = await self._fetch_config(config)
         await self.apply_config(snapshot.version or 0, snapshot.config or {})
+        resync = asyncio.create_task(self._resync_after_reconnects(config), name=f"{self.name}:config-resync")
+        self._stack.push_async_callback(_cancel, resync)
         topics = self.fixed_topics()
         if topics is not None:  # a service of its own besides the flows (e.g. the librarian)
             await self.start_flow("", topics, {})
@@ -143,6 +146,21 @@ class FlowProcessor(Processor):
                 log.warning("%s: config service not answering yet; retrying in %.1fs", self.name, delay)
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, 5.0)
+
+    async def _resync_after_reconnects(self, config: RequestClient[ConfigRequest, ConfigResponse]) -> None:
+        """Config pushes sent while the broker connection was down are lost to this process: after
+        each reconnect, ask for the whole configuration again (apply_config ignores what it has)."""
+        seen = self.backend.epoch
+        while True:
+            await asyncio.sleep(RESYNC_CHECK_SECONDS)
+            if self.backend.epoch == seen:
+                continue
+            seen = self.backend.epoch
+            snapshot = await self._fetch_config(config)
+            try:
+                await self.apply_config(snapshot.version or 0, snapshot.config or {})
+            except TraceGraphError as exc:
+                log.error("%s: could not apply config version %s: %s", self.name, snapshot.version, exc)
 
     async def _follow(self, pushes) -> None:
         async for delivery in pushes:

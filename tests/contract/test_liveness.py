@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import time
+from contextlib import asynccontextmanager
 
 import pytest
 
 from tracegraph.base.bus import codec
-from tracegraph.base.bus.topic import SERVICE_SUBSCRIPTION, Topic
+from tracegraph.base.bus.inproc import InprocBackend
+from tracegraph.base.bus.topic import CONFIG_PUSH_TOPIC, SERVICE_SUBSCRIPTION, Topic
 from tracegraph.base.client import RequestClient
 from tracegraph.base.errors import ServiceUnavailable
 from tracegraph.base.flow import Flow
@@ -121,3 +123,38 @@ async def test_a_transient_failure_is_redelivered_with_backoff_then_given_up_and
     assert len(flaky.attempts) == 3, "three deliveries: the first and two redeliveries"
     assert flaky.given_up and flaky.given_up[0][0] == "doomed" and "after 3 attempts" in flaky.given_up[0][1]
     assert took >= 0.2 + 0.4, "redeliveries wait out a doubling backoff"
+
+
+class PushesLost(InprocBackend):
+    """An in-process bus whose config pushes never arrive, as while a broker connection is down."""
+
+    @asynccontextmanager
+    async def subscribe(self, topic, subscription, **kwargs):
+        if topic == CONFIG_PUSH_TOPIC:
+            yield _nothing()
+            return
+        async with super().subscribe(topic, subscription, **kwargs) as deliveries:
+            yield deliveries
+
+
+async def _nothing():
+    await asyncio.Event().wait()
+    yield  # pragma: no cover
+
+
+async def test_a_processor_catches_up_on_config_pushes_missed_while_disconnected(tmp_path, monkeypatch):
+    monkeypatch.setattr("tracegraph.base.processor.RESYNC_CHECK_SECONDS", 0.1)
+    bus = PushesLost()
+    flow_id = unique("missed")
+    settings = settings_for(tmp_path)
+    async with Stack(bus, settings, [config_factory()]):
+        async with EchoProcessor(bus, settings) as echo:
+            await start_flow(bus, flow_id)
+            await asyncio.sleep(0.5)
+            assert flow_id not in echo.flows, "the push was lost, so nothing told the processor yet"
+            bus.epoch = 1  # the connection came back
+            for _ in range(100):
+                if flow_id in echo.flows:
+                    break
+                await asyncio.sleep(0.05)
+            assert flow_id in echo.flows
