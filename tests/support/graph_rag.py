@@ -3,8 +3,10 @@ the bundled embedding model and a scripted LLM: the pipeline tested without a bu
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
 
 from tracegraph.base.errors import LlmUnavailable
 from tracegraph.base.llm.completion import Completion
@@ -12,7 +14,10 @@ from tracegraph.base.llm.local_embed import LocalEmbedder
 from tracegraph.base.provenance.extraction import Component, chunk_triples, document_triples, subgraph_triples
 from tracegraph.base.provenance.uris import entity_uri, relation_uri
 from tracegraph.base.provenance.vocab import RDFS
-from tracegraph.base.stores.protocol import CollectionRef, TripleStore
+from tracegraph.base.stores.keyword import KeywordIndex
+from tracegraph.base.stores.oxigraph import OxigraphTripleStore
+from tracegraph.base.stores.protocol import CollectionRef, TripleStore, VectorItem
+from tracegraph.base.stores.qdrant import QdrantVectorStore
 from tracegraph.base.retrieval import passage_graph
 from tracegraph.base.retrieval.passage_graph import PassageGraph
 from tracegraph.base.retrieval.tools import RetrievedChunk
@@ -118,3 +123,34 @@ class StoreTools:
     async def save_answer(self, document_id: str, title: str, text: str) -> bool:
         self.saved[document_id] = text
         return True
+
+
+@contextlib.asynccontextmanager
+async def knowledge_store(folder: Path) -> AsyncIterator[OxigraphTripleStore]:
+    """An on-disk triple store holding `knowledge()`."""
+    store = OxigraphTripleStore(folder)
+    await store.add(REF, knowledge())
+    try:
+        yield store
+    finally:
+        await store.aclose()
+
+
+@contextlib.asynccontextmanager
+async def search_stores(folder: Path, embedder) -> AsyncIterator[tuple[OxigraphTripleStore, QdrantVectorStore,
+                                                                       KeywordIndex]]:
+    """The three stores search reads, holding `knowledge()`, its keyword index and its entity vectors."""
+    triples = OxigraphTripleStore(folder / "triples")
+    vectors = QdrantVectorStore(path=folder / "vectors")
+    keywords = KeywordIndex(folder / "keywords")
+    try:
+        graph = knowledge()
+        await triples.add(REF, graph)
+        await keywords.apply(REF, added=[t for t in graph if t.g is None])
+        names = sorted({x for s, _, o in FACTS for x in (s, o)})
+        await vectors.upsert(REF, "entity", [VectorItem(entity_uri(n), v, {"label": n})
+                                             for n, v in zip(names, await embedder.embed(names))])
+        yield triples, vectors, keywords
+    finally:
+        for store in (triples, vectors, keywords):
+            await store.aclose()

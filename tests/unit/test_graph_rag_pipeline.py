@@ -14,17 +14,15 @@ from tracegraph.flow.graph_rag.focus import edge_id
 from tracegraph.flow.graph_rag.pipeline import Explain, Finished, GraphRagPipeline, Limits
 from tracegraph.schemas.rdf import TripleTerm
 
-from support.graph_rag import DOC, REF, StoreTools, knowledge
+from support.graph_rag import DOC, StoreTools, knowledge_store
 
 QUESTION = "What does Helios Grid depend on?"
 
 
 @pytest.fixture
 async def store(tmp_path):
-    store = OxigraphTripleStore(tmp_path)
-    await store.add(REF, knowledge())
-    yield store
-    await store.aclose()
+    async with knowledge_store(tmp_path) as opened:
+        yield opened
 
 
 async def run(tools, **kwargs):

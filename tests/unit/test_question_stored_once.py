@@ -15,16 +15,11 @@ from tracegraph.base.errors import LlmUnavailable
 from tracegraph.base.llm.completion import Completion
 from tracegraph.base.provenance.query import QUESTION_AS_CONCEPT
 from tracegraph.base.provenance.shacl import validate_trace
-from tracegraph.base.provenance.uris import entity_uri
 from tracegraph.base.provenance.vocab import RDF, RDFS, TG
 from tracegraph.base.retrieval.local import LocalRetrievalTools
 from tracegraph.base.retrieval.names import MAX_NAMES
 from tracegraph.base.retrieval.rerank import EmbeddingReranker
 from tracegraph.base.retrieval.tools import RetrievedChunk
-from tracegraph.base.stores.keyword import KeywordIndex
-from tracegraph.base.stores.oxigraph import OxigraphTripleStore
-from tracegraph.base.stores.protocol import VectorItem
-from tracegraph.base.stores.qdrant import QdrantVectorStore
 from tracegraph.flow.agent.prompting import MAX_OBSERVATION
 from tracegraph.flow.agent.react import ReactAgent
 from tracegraph.flow.agent.tool_config import tools_from_config
@@ -39,7 +34,7 @@ from tracegraph.schemas.fields import QUESTION_BYTES_ENV
 from tracegraph.schemas.rdf import LiteralTerm, Triple
 from tracegraph.schemas.retrieval import DocumentRagResponse, GraphRagResponse, Source
 
-from support.graph_rag import FACTS, REF, StoreTools, cosine, knowledge
+from support.graph_rag import REF, StoreTools, cosine, knowledge_store, search_stores
 
 FILLER = ("and which regional operators, suppliers and forecasting services does it rely on for load forecasts "
           "in the winter months, as the annual report and the fact sheets describe them? ")
@@ -95,10 +90,8 @@ class CountingEmbedder:
 
 @pytest.fixture
 async def store(tmp_path):
-    store = OxigraphTripleStore(tmp_path)
-    await store.add(REF, knowledge())
-    yield store
-    await store.aclose()
+    async with knowledge_store(tmp_path) as opened:
+        yield opened
 
 
 async def graph_rag(tools, question: str) -> list:
@@ -185,19 +178,9 @@ async def test_a_grounding_with_the_question_alone_conforms_to_the_shapes(store,
 
 @pytest.fixture
 async def search_tools(tmp_path, embedder):
-    triples = OxigraphTripleStore(tmp_path / "triples")
-    vectors = QdrantVectorStore(path=tmp_path / "vectors")
-    keywords = KeywordIndex(tmp_path / "keywords")
-    graph = knowledge()
-    await triples.add(REF, graph)
-    await keywords.apply(REF, added=[t for t in graph if t.g is None])
-    names = sorted({x for s, _, o in FACTS for x in (s, o)})
-    await vectors.upsert(REF, "entity", [VectorItem(entity_uri(n), v, {"label": n})
-                                         for n, v in zip(names, await embedder.embed(names))])
-    counting = CountingEmbedder(embedder)
-    yield lambda: RememberedEmbeddings(LocalRetrievalTools(REF, triples, vectors, keywords, counting)), counting
-    for store in (triples, vectors, keywords):
-        await store.aclose()
+    async with search_stores(tmp_path, embedder) as (triples, vectors, keywords):
+        counting = CountingEmbedder(embedder)
+        yield lambda: RememberedEmbeddings(LocalRetrievalTools(REF, triples, vectors, keywords, counting)), counting
 
 
 async def search(tools, question: str) -> list:

@@ -14,34 +14,21 @@ from tracegraph.base.provenance.uris import entity_uri
 from tracegraph.base.provenance.vocab import RDF, RDFS, TG
 from tracegraph.base.retrieval.cache import InProcessCache
 from tracegraph.base.retrieval.rerank import EmbeddingReranker
-from tracegraph.base.stores.keyword import KeywordIndex
-from tracegraph.base.stores.oxigraph import OxigraphTripleStore
-from tracegraph.base.stores.protocol import CollectionRef, VectorItem
-from tracegraph.base.stores.qdrant import QdrantVectorStore
+from tracegraph.base.stores.protocol import CollectionRef
 from tracegraph.flow.graph_rag.pipeline import Explain
 from tracegraph.base.retrieval.local import LocalRetrievalTools
 from tracegraph.flow.search.pipeline import ANY_CHANGE, SearchFinished, SearchPipeline
 from tracegraph.flow.search.strategies import Limits
 
-from support.graph_rag import FACTS, REF, fact, knowledge
+from support.graph_rag import REF, fact, search_stores
 
 HELIOS = entity_uri("Helios Grid")
 
 
 @pytest.fixture
 async def stores(tmp_path, embedder):
-    triples = OxigraphTripleStore(tmp_path / "triples")
-    vectors = QdrantVectorStore(path=tmp_path / "vectors")
-    keywords = KeywordIndex(tmp_path / "keywords")
-    graph = knowledge()
-    await triples.add(REF, graph)
-    await keywords.apply(REF, added=[t for t in graph if t.g is None])
-    names = sorted({x for s, _, o in FACTS for x in (s, o)})
-    await vectors.upsert(REF, "entity", [VectorItem(entity_uri(n), v, {"label": n})
-                                         for n, v in zip(names, await embedder.embed(names))])
-    yield triples, vectors, keywords
-    for store in (triples, vectors, keywords):
-        await store.aclose()
+    async with search_stores(tmp_path, embedder) as opened:
+        yield opened
 
 
 def scripted(*replies: str):
