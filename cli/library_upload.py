@@ -27,6 +27,19 @@ SELECT (COUNT(DISTINCT ?chunk) AS ?chunks) (COUNT(DISTINCT ?subgraph) AS ?done) 
 }"""
 
 
+FAILURES_QUERY = """
+PREFIX prov: <http://www.w3.org/ns/prov#>
+PREFIX tg: <https://trustgraph.ai/ns/>
+SELECT DISTINCT ?chunk ?error WHERE {
+  GRAPH <urn:graph:source> {
+    ?chunk a tg:Chunk ; prov:wasDerivedFrom+ <%s> .
+    { ?chunk tg:indexingError ?error }
+    UNION { ?subgraph prov:wasDerivedFrom ?chunk ; tg:extractionStatus "failed" ; tg:extractionError ?extraction .
+            BIND(CONCAT("kg-extract: ", ?extraction) AS ?error) }
+  }
+}"""
+
+
 def kind_of(path: Path, given: str | None) -> str:
     kind = given or KINDS.get(path.suffix.lower()) or mimetypes.guess_type(path.name)[0]
     if kind not in set(KINDS.values()):
@@ -65,6 +78,17 @@ async def extraction_progress(api: Api, flow: str, document_id: str, collection:
     return int(row.get("chunks", {}).get("v", 0)), int(row.get("done", {}).get("v", 0))
 
 
+async def failed_chunks(api: Api, flow: str, documents: list[str], collection: str) -> list[tuple[str, str]]:
+    """(chunk, what failed and why) for every chunk of these documents that a processor gave up on:
+    its extraction failed, or an indexer could not store its vectors."""
+    failed = []
+    for document in documents:
+        response = await api.flow_service(flow, "sparql", {"query": FAILURES_QUERY % document,
+                                                           "collection": collection})
+        failed += [(row["chunk"].get("i", ""), row["error"].get("v", "")) for row in response.get("bindings") or []]
+    return failed
+
+
 async def wait_for_extraction(api: Api, flow: str, documents: list[str], collection: str, timeout: float,
                               on_progress: Callable[[int, int], None] | None = None) -> int:
     """Poll until every chunk of every document has its subgraph and the vectors are indexed;
@@ -79,7 +103,10 @@ async def wait_for_extraction(api: Api, flow: str, documents: list[str], collect
         if chunks and done >= chunks:
             settled_rounds += 1
             if settled_rounds >= 2:  # the chunk count is stable too
-                await wait_for_vectors(api, flow, collection, chunks, max(1.0, deadline - time.monotonic()))
+                unindexed = {chunk for chunk, error in await failed_chunks(api, flow, documents, collection)
+                             if not error.startswith("kg-extract: ")}
+                await wait_for_vectors(api, flow, collection, chunks - len(unindexed),
+                                       max(1.0, deadline - time.monotonic()))
                 return chunks
         else:
             settled_rounds = 0

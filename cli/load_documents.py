@@ -10,7 +10,7 @@ from tqdm import tqdm
 from tracegraph.base.errors import ConfigError
 from tracegraph.cli._client import add_collection_arguments, command_parser, run
 from tracegraph.cli.api import Api
-from tracegraph.cli.library_upload import add_document, kind_of, process, wait_for_extraction
+from tracegraph.cli.library_upload import add_document, failed_chunks, kind_of, process, wait_for_extraction
 
 
 def _main(prog: str, kinds: set[str], argv: list[str] | None) -> int:
@@ -41,7 +41,13 @@ def _main(prog: str, kinds: set[str], argv: list[str] | None) -> int:
                 def show(done: int, chunks: int) -> None:
                     bar.total, bar.n = max(chunks, 1), done
                     bar.refresh()
-                await wait_for_extraction(api, args.flow_id, ids, args.collection, args.timeout, show)
+                chunks = await wait_for_extraction(api, args.flow_id, ids, args.collection, args.timeout, show)
+            failed = await failed_chunks(api, args.flow_id, ids, args.collection)
+            if failed:
+                for chunk, error in failed:
+                    print(f"failed: {chunk}: {error}")
+                raise ConfigError(f"{len(failed)} of {chunks} chunk(s) could not be fully processed (listed above); "
+                                  "load the document again once the cause is fixed")
             print(f"extraction finished for {len(ids)} document(s)")
 
     return run(prog, args, body)

@@ -14,7 +14,8 @@ from tracegraph.base.errors import ConfigError
 from tracegraph.base.flow import Flow
 from tracegraph.base.processor import FlowProcessor
 from tracegraph.base.settings import RuntimeSettings
-from tracegraph.base.specs import Client, Consumer, Service
+from tracegraph.base.provenance.extraction import failed_indexing_triples
+from tracegraph.base.specs import Client, Consumer, Producer, Service
 from tracegraph.base.stores.passages import Passage, PassageIndex
 from tracegraph.base.stores.protocol import CollectionRef, VectorItem, VectorKind, VectorStore
 from tracegraph.base.stores.qdrant import QdrantVectorStore
@@ -22,7 +23,7 @@ from tracegraph.schemas.embeddings import (
     EmbeddingsRequest, EmbeddingsResponse, PassageKeywordRequest, PassageKeywordResponse, VectorMatch, VectorQueryRequest, VectorQueryResponse,
     VectorRemovalRequest, VectorRemovalResponse,
 )
-from tracegraph.schemas.ingest import EntityContexts, Metadata, TextChunk
+from tracegraph.schemas.ingest import EntityContexts, Metadata, TextChunk, Triples
 
 
 def open_vector_store(settings: RuntimeSettings, folder: str) -> VectorStore:
@@ -36,6 +37,7 @@ class VectorProcessor(FlowProcessor):
 
     kind: ClassVar[VectorKind]
     embeddings = Client("embeddings", EmbeddingsRequest, EmbeddingsResponse)
+    failures = Producer("triples", Triples)
     query = Service("query", VectorQueryRequest, VectorQueryResponse, prefetch=32)
     remove = Service("remove", VectorRemovalRequest, VectorRemovalResponse, prefetch=2)
 
@@ -74,6 +76,12 @@ class VectorProcessor(FlowProcessor):
 
     async def forget_more(self, ref: CollectionRef, req: VectorRemovalRequest) -> None:
         """What else a processor keeps about the removed items (the passage index)."""
+
+    async def gave_up(self, spec, message, flow: Flow, error: str) -> None:
+        """Both inputs carry their chunk's metadata: record on the chunk that its vectors are missing."""
+        meta = message.metadata
+        await flow[self.failures].send(Triples(metadata=meta, triples=failed_indexing_triples(
+            meta.id, self.name, error[:1000])))
 
 
 class GraphEmbeddingsProcessor(VectorProcessor):

@@ -132,3 +132,9 @@ def failed_extraction_triples(subgraph: str, chunk: str, *, component: Component
         _t(subgraph, TG.extractionError, literal(error), g),
         *_activity(subgraph, chunk, component, timestamp, f"{component.name} extraction"),
     ]
+
+
+def failed_indexing_triples(chunk: str, indexer: str, error: str) -> list[Triple]:
+    """A chunk whose vectors an indexer gave up on says so, as a failed extraction does, so whoever
+    waits on the document learns it instead of waiting out a timeout."""
+    return [_t(chunk, TG.indexingError, literal(f"{indexer}: {error}"), SOURCE_GRAPH)]

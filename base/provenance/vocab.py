@@ -49,7 +49,7 @@ XSD = Vocabulary("http://www.w3.org/2001/XMLSchema#", "string integer decimal do
 TG = Vocabulary("https://trustgraph.ai/ns/", """
     contains pageCount mimeType pageNumber chunkIndex charOffset charLength chunkSize chunkOverlap
     componentVersion llmModel ontology embeddingModel sourceText sourceCharOffset sourceCharLength
-    elementTypes tableCount imageCount extractor extractionStatus extractionError
+    elementTypes tableCount imageCount extractor extractionStatus extractionError indexingError
     Document Page Section Chunk Image Subgraph
     query concept entity edgeCount selectedEdge edge reasoning score document chunkCount selectedChunk
     EdgeSelection ChunkSelection Question Grounding Exploration Focus Synthesis Analysis Conclusion

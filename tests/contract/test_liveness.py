@@ -17,8 +17,10 @@ from tracegraph.base.errors import ServiceUnavailable
 from tracegraph.base.flow import Flow
 from tracegraph.base.processor import FlowProcessor
 from tracegraph.base.specs import Consumer
+from tracegraph.flow.vectors import DocumentEmbeddingsProcessor
 from tracegraph.launch.stack import Stack
 from tracegraph.schemas.base import Ping, Pong
+from tracegraph.schemas.ingest import Metadata, TextChunk, Triples
 
 from support.echo import EchoProcessor
 from support.names import unique
@@ -158,3 +160,37 @@ async def test_a_processor_catches_up_on_config_pushes_missed_while_disconnected
                     break
                 await asyncio.sleep(0.05)
             assert flow_id in echo.flows
+
+
+def _vector_blueprint() -> dict:
+    pair = lambda name: {"request": f"non-persistent://tg/request/{name}:{{id}}",  # noqa: E731
+                         "response": f"non-persistent://tg/response/{name}:{{id}}"}
+    return {"processors": {"document-embeddings": {
+        "input": "persistent://tg/flow/chunk-load:{id}", "triples": "persistent://tg/flow/triples-store:{id}",
+        "embeddings": pair("embeddings"), "query": pair("document-embeddings"),
+        "remove": pair("document-embeddings-remove"), "keyword-query": pair("passage-keywords")}}}
+
+
+async def test_an_indexer_that_gives_up_records_it_on_the_chunk(connect, tmp_path):
+    bus = await connect()
+    flow_id = unique("unindexed")
+    settings = settings_for(tmp_path, max_attempts=2, retry_backoff=0.05, unavailable_timeout=0.3)
+    async with Stack(bus, settings, [config_factory({"vectors": _vector_blueprint()}), DocumentEmbeddingsProcessor]
+                     ) as stack:
+        await start_flow(bus, flow_id, blueprint="vectors")
+        indexer = stack["document-embeddings"]
+        for _ in range(100):
+            if flow_id in indexer.flows:
+                break
+            await asyncio.sleep(0.05)
+        chunk = TextChunk(metadata=Metadata(id="urn:chunk:lonely", root="urn:doc:d", user="u", collection="c"),
+                          text="No embeddings service is running.", document="urn:doc:d", index=1)
+        recorded = Topic.parse(f"persistent://tg/flow/triples-store:{flow_id}")
+        async with bus.subscribe(recorded, "observer") as deliveries:
+            body, props = codec.encode(chunk)
+            await bus.publish(Topic.parse(f"persistent://tg/flow/chunk-load:{flow_id}"), body, props)
+            delivery = await asyncio.wait_for(anext(aiter(deliveries)), 30)
+            await delivery.ack()
+    [triple] = codec.decode(delivery.body, delivery.properties, Triples).triples
+    assert triple.s.iri == "urn:chunk:lonely" and triple.p.iri.endswith("indexingError")
+    assert triple.g == "urn:graph:source" and triple.o.value.startswith("document-embeddings: after 2 attempts")

@@ -7,8 +7,11 @@ import json
 
 import pytest
 
+from tracegraph.cli.library_upload import failed_chunks
+
 from support.ingest import CORPUS, ingest_stack, load_and_wait
 from support.openai_stub import Fail, OpenAIStub
+from support.procs import tg_async
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -64,6 +67,15 @@ async def test_llm_extraction_retries_malformed_json_and_records_failures(tmp_pa
                      ["bindings"]]
             assert row["status"] == "failed" and "no valid JSON after 3 attempts" in row["error"]
             assert row["facts"] == "0"
+            [(chunk, error)] = await failed_chunks(api, "default", [failed], "default")
+            assert chunk.startswith("urn:") and error.startswith("kg-extract: no valid JSON")
+
+            # `tg-load-text --wait` ends by naming the failed chunk, not with a timeout or a success.
+            stub.script("not json", "still not json", "{\"entities\": 7}")
+            code, out, err = await tg_async("tg-load-text", "-u", api.url, str(tmp_path / "orbis.md"), "--wait",
+                                            "--timeout", "60")
+            assert code == 1 and f"failed: {chunk}: kg-extract: no valid JSON" in out, (out, err)
+            assert "1 of 1 chunk(s) could not be fully processed" in err
 
             stub.fail("/v1/chat/completions", *[Fail(503)] * 12)
             down = await load_and_wait(api, one_chunk(tmp_path, "corvid.md", "Corvid Analytics builds Skyline."))
