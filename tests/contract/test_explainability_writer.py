@@ -18,7 +18,7 @@ from tracegraph.launch.stack import Stack
 from tracegraph.schemas.ingest import Metadata, Triples
 
 from support.names import unique
-from support.stack import config_factory, settings_for, start_flow
+from support.stack import config_factory, settings_for, start_flow, wait_until_async
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -43,10 +43,7 @@ async def test_events_are_stored_once_in_the_callers_retrieval_graph(connect, tm
                                                    ExplainabilityWriter]) as stack:
         await start_flow(bus, flow_id, blueprint="writer")
         writer, store = stack["explainability"], stack["triples"]
-        for _ in range(100):
-            if flow_id in writer.flows and flow_id in store.flows:
-                break
-            await asyncio.sleep(0.05)
+        await wait_until_async(lambda: flow_id in writer.flows and flow_id in store.flows, what="both to join")
         event = Triples(metadata=Metadata(id="q", root="q", user="alice", collection="audit"),
                         triples=[t.model_copy(update={"g": None}) for t in question_triples(
                             "urn:trustgraph:question:s1", "Why?", "2026-01-01T00:00:00Z")])
@@ -55,10 +52,7 @@ async def test_events_are_stored_once_in_the_callers_retrieval_graph(connect, tm
         for _ in range(2):  # a redelivery
             await bus.publish(topic, body, props)
         ref = CollectionRef("alice", "audit")
-        for _ in range(100):
-            if writer.stats.handled >= 2 and store.stats.handled >= 2:
-                break
-            await asyncio.sleep(0.05)
+        await wait_until_async(lambda: writer.stats.handled >= 2 and store.stats.handled >= 2, what="both events stored")
         stored = await store.store.match(ref, g=ALL_GRAPHS, limit=100)
         assert len(stored) == len(event.triples)
         assert {t.g for t in stored} == {"urn:graph:retrieval"}

@@ -24,7 +24,9 @@ from tracegraph.schemas.ingest import Metadata, TextChunk, Triples
 
 from support.echo import EchoProcessor
 from support.names import unique
-from support.stack import config_factory, settings_for, start_flow, until_answered
+from support.stack import (
+    config_factory, config_with_flow, settings_for, start_flow, until_answered, wait_until_async,
+)
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -46,10 +48,7 @@ async def test_a_request_nobody_serves_fails_as_unavailable_in_seconds(connect):
 
 async def test_a_service_stopped_mid_answer_fails_its_caller_fast(connect, tmp_path):
     bus = await connect()
-    flow_id = unique("dies")
-    settings = settings_for(tmp_path)
-    async with Stack(bus, settings, [config_factory()]):
-        await start_flow(bus, flow_id)
+    async with config_with_flow(bus, tmp_path, "dies") as (flow_id, settings):
         async with echo_client(bus, flow_id, unavailable_after=1.0) as client:
             echo = await EchoProcessor(bus, settings).__aenter__()
             await until_answered(client)
@@ -64,10 +63,7 @@ async def test_a_service_stopped_mid_answer_fails_its_caller_fast(connect, tmp_p
 
 async def test_a_request_sent_while_its_service_restarts_is_served_once_it_is_back(connect, tmp_path):
     bus = await connect()
-    flow_id = unique("restart")
-    settings = settings_for(tmp_path)
-    async with Stack(bus, settings, [config_factory()]):
-        await start_flow(bus, flow_id)
+    async with config_with_flow(bus, tmp_path, "restart") as (flow_id, settings):
         async with echo_client(bus, flow_id, unavailable_after=30.0) as client:
             async with EchoProcessor(bus, settings):
                 await until_answered(client)
@@ -110,10 +106,7 @@ async def test_a_transient_failure_is_redelivered_with_backoff_then_given_up_and
     async with Stack(bus, settings, [config_factory({"flaky": FLAKY}), Flaky]) as stack:
         await start_flow(bus, flow_id, blueprint="flaky")
         flaky = stack["flaky"]
-        for _ in range(100):
-            if flow_id in flaky.flows:
-                break
-            await asyncio.sleep(0.05)
+        await wait_until_async(lambda: flow_id in flaky.flows, what="the flow")
         body, props = codec.encode(Ping(text="doomed"))
         began = time.monotonic()
         await bus.publish(Topic.parse(f"persistent://tg/flow/flaky:{flow_id}"), body, props)
@@ -155,11 +148,7 @@ async def test_a_processor_catches_up_on_config_pushes_missed_while_disconnected
             await asyncio.sleep(0.5)
             assert flow_id not in echo.flows, "the push was lost, so nothing told the processor yet"
             bus.epoch = 1  # the connection came back
-            for _ in range(100):
-                if flow_id in echo.flows:
-                    break
-                await asyncio.sleep(0.05)
-            assert flow_id in echo.flows
+            await wait_until_async(lambda: flow_id in echo.flows, what="the processor to catch up")
 
 
 def _vector_blueprint() -> dict:
@@ -179,10 +168,7 @@ async def test_an_indexer_that_gives_up_records_it_on_the_chunk(connect, tmp_pat
                      ) as stack:
         await start_flow(bus, flow_id, blueprint="vectors")
         indexer = stack["document-embeddings"]
-        for _ in range(100):
-            if flow_id in indexer.flows:
-                break
-            await asyncio.sleep(0.05)
+        await wait_until_async(lambda: flow_id in indexer.flows, what="the flow")
         chunk = TextChunk(metadata=Metadata(id="urn:chunk:lonely", root="urn:doc:d", user="u", collection="c"),
                           text="No embeddings service is running.", document="urn:doc:d", index=1)
         recorded = Topic.parse(f"persistent://tg/flow/triples-store:{flow_id}")

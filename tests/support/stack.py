@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 from pathlib import Path
@@ -13,10 +14,12 @@ from tracegraph.base.client import RequestClient
 from tracegraph.base.errors import RequestTimeout
 from tracegraph.base.settings import RuntimeSettings
 from tracegraph.flow.config.processor import ConfigProcessor
+from tracegraph.launch.stack import Stack
 from tracegraph.schemas.base import Ping, Pong
 from tracegraph.schemas.config import FlowRequest, FlowResponse
 
 from support.echo import ECHO_BLUEPRINT
+from support.names import unique
 
 
 def settings_for(tmp_path: Path, **overrides) -> RuntimeSettings:
@@ -70,3 +73,12 @@ async def wait_until_async(check, timeout: float = 10.0, what: str = "condition"
         if asyncio.get_running_loop().time() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         await asyncio.sleep(0.05)
+
+
+@contextlib.asynccontextmanager
+async def config_with_flow(bus: Backend, tmp_path: Path, prefix: str, blueprint: str = "echo"):
+    """A config service on `bus` with a fresh flow of `blueprint` started; yields (flow id, settings)."""
+    flow_id, settings = unique(prefix), settings_for(tmp_path)
+    async with Stack(bus, settings, [config_factory()]):
+        await start_flow(bus, flow_id, blueprint)
+        yield flow_id, settings
