@@ -129,8 +129,8 @@ class RequestClient(Generic[Q, R]):
         """Fail pending requests that cannot be answered: no consumer for `unavailable_after`
         seconds, or sent on a connection that has since been lost. Ends when nothing is pending."""
         loop = asyncio.get_running_loop()
-        interval = min(1.0, self.unavailable_after / 4)
-        alone_since: float | None = None
+        interval = min(0.5, self.unavailable_after / 4)
+        alive_at = loop.time()  # when a consumer was last seen (or could not be counted), else when we began
         while self._pending:
             await asyncio.sleep(interval)
             epoch = self.backend.epoch
@@ -142,10 +142,9 @@ class RequestClient(Generic[Q, R]):
                 log.debug("cannot count consumers of %s: %s", self.request_topic, exc)
                 count = None
             if count is None or count > 0:
-                alone_since = None
+                alive_at = loop.time()
                 continue
-            alone_since = alone_since if alone_since is not None else loop.time()
-            if loop.time() - alone_since >= self.unavailable_after:
+            if loop.time() - alive_at >= self.unavailable_after:
                 self._fail_where(lambda p: True, lambda: ServiceUnavailable(
                     f"no service is consuming {self.request_topic} (none for {self.unavailable_after:g}s): "
                     "is its processor running?"))
