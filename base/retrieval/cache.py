@@ -2,10 +2,10 @@
 are kept for a TTL together with the graph nodes they touched, so that a graph update drops exactly
 the cached answers it could have changed and nothing else.
 
-Two implementations share one Protocol: `InProcessCache` (one process, LRU-bounded) and `RedisCache`
-(shared by every search replica). `cache_for(settings)` picks one. Values are JSON-serialisable
-objects; both caches store them as JSON text, so a caller never gets back an object it can mutate
-inside the cache, and both behave the same.
+Two implementations share one Protocol: `InProcessCache` (one process, LRU-bounded in entries and in
+bytes) and `RedisCache` (shared by every search replica). `cache_for(settings)` picks one. Values are
+JSON-serialisable objects; both caches store them as JSON text, so a caller never gets back an object
+it can mutate inside the cache, and both behave the same.
 """
 
 from __future__ import annotations
@@ -69,18 +69,32 @@ class _Entry:
     payload: str
     nodes: frozenset[str]
     expires: float
+    size: int  # bytes it holds, roughly: see _size
+
+
+# What one more string costs beside its characters (object header, hash slots in the entry's node
+# set and in the node index): an estimate, so that the byte bound follows what an entry really holds.
+_PER_STRING = 120
+
+
+def _size(payload: str, nodes: frozenset[str]) -> int:
+    return len(payload) + _PER_STRING + sum(len(node) + _PER_STRING for node in nodes)
 
 
 class InProcessCache:
-    """One process's cache: entries expire after `ttl` seconds and the least recently used go first
-    beyond `max_entries`. Indexes from (scope, node) and from scope to keys follow every drop."""
+    """One process's cache: entries expire after `ttl` seconds, and the least recently used go first
+    beyond `max_entries` or beyond `max_bytes` held (a walk over a large graph caches a large result,
+    so a count alone would not bound memory). Indexes from (scope, node) and from scope to keys follow
+    every drop."""
 
     name = "in-process"
 
-    def __init__(self, ttl: float = 900.0, max_entries: int = 10_000, *,
+    def __init__(self, ttl: float = 900.0, max_entries: int = 10_000, *, max_bytes: int = 64 * 2**20,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.ttl = ttl
         self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self._bytes = 0
         self._clock = clock
         self._entries: OrderedDict[tuple[Scope, str], _Entry] = OrderedDict()  # oldest use first
         self._by_node: dict[tuple[Scope, str], set[str]] = {}
@@ -100,9 +114,13 @@ class InProcessCache:
         return json.loads(entry.payload)
 
     async def put(self, scope: Scope, key: str, value: Any, nodes: Iterable[str]) -> None:
-        entry = _Entry(_encode(value), frozenset(nodes), self._clock() + self.ttl)
+        payload, touched = _encode(value), frozenset(nodes)
+        entry = _Entry(payload, touched, self._clock() + self.ttl, _size(payload, touched))
         self._drop(scope, key)
+        if entry.size > self.max_bytes:
+            return  # it would push out everything else
         self._entries[(scope, key)] = entry
+        self._bytes += entry.size
         self._by_scope.setdefault(scope, set()).add(key)
         for node in entry.nodes:
             self._by_node.setdefault((scope, node), set()).add(key)
@@ -119,9 +137,15 @@ class InProcessCache:
         self._entries.clear()
         self._by_node.clear()
         self._by_scope.clear()
+        self._bytes = 0
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    @property
+    def bytes(self) -> int:
+        """Roughly what the entries hold, the figure `max_bytes` bounds."""
+        return self._bytes
 
     def _drop_counted(self, scope: Scope, keys: set[str]) -> int:
         dropped = sum(self._drop(scope, key) for key in keys)
@@ -133,17 +157,18 @@ class InProcessCache:
         entry = self._entries.pop((scope, key), None)
         if entry is None:
             return False
+        self._bytes -= entry.size
         _discard(self._by_scope, scope, key)
         for node in entry.nodes:
             _discard(self._by_node, (scope, node), key)
         return entry.expires > self._clock()
 
     def _evict(self) -> None:
-        """Drop least recently used entries beyond the bound, and expired ones found at that end."""
+        """Drop least recently used entries beyond the bounds, and expired ones found at that end."""
         now = self._clock()
         while self._entries:
             (scope, key), oldest = next(iter(self._entries.items()))
-            if len(self._entries) <= self.max_entries and oldest.expires > now:
+            if len(self._entries) <= self.max_entries and self._bytes <= self.max_bytes and oldest.expires > now:
                 return
             self._drop(scope, key)
 

@@ -8,6 +8,7 @@ in a worker thread; pyoxigraph releases the GIL, so the event loop keeps running
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 import shutil
 import threading
@@ -30,16 +31,25 @@ from tracegraph.base.stores.terms import (from_ox, graph_to_ox, parse_nquads, qu
 from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Term, Triple, TripleTerm
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 # Measured on this 2-core machine: below ~10k quads a transaction (`extend`) is faster, since
 # every bulk call writes and ingests new SST files (~140 ms each); above it bulk wins up to 3x.
 BULK_THRESHOLD = 20_000
+
+# pyoxigraph opens RocksDB with 128 MB memtables for each of its 11 column families and no overall
+# write-buffer limit, so a stream of small writes (an explain trace of ~200 quads per question) is
+# kept in memory until some column family fills: ~1 KB of RSS per quad, over 1 GB before the first
+# automatic flush. Flushing a store after this many quads keeps its memtables near 10 MB; one flush
+# takes ~0.1 s in the writing worker thread (measured in bench/soak.py).
+FLUSH_EVERY = 10_000
 
 
 @dataclass(eq=False)
 class _OpenStore:
     store: ox.Store | None
     users: int = 0
+    unflushed: int = 0  # quads written (or removed) since this store's memtables were last flushed
 
 
 class _StoreCache:
@@ -48,9 +58,10 @@ class _StoreCache:
     Its methods block (a lock, opening RocksDB, removing files): call them from worker threads.
     """
 
-    def __init__(self, root: Path, max_open: int) -> None:
+    def __init__(self, root: Path, max_open: int, flush_every: int = FLUSH_EVERY) -> None:
         self.root = root
         self.max_open = max_open
+        self.flush_every = flush_every
         self.owners = 0  # OxigraphTripleStore instances sharing this cache
         self._lock = threading.Lock()
         self._open: OrderedDict[CollectionRef, _OpenStore] = OrderedDict()
@@ -87,6 +98,15 @@ class _StoreCache:
         with self._lock:
             entry.users -= 1
 
+    def wrote(self, entry: _OpenStore, quads: int) -> bool:
+        """Count quads written to a leased store; True, once per `flush_every`, when it is due a flush."""
+        with self._lock:
+            entry.unflushed += quads
+            if entry.unflushed < self.flush_every:
+                return False
+            entry.unflushed = 0
+            return True
+
     def _evict(self) -> None:
         idle = [ref for ref, entry in self._open.items() if entry.users == 0]
         for ref in idle[:max(0, len(self._open) - self.max_open)]:
@@ -119,14 +139,14 @@ _CACHES: dict[Path, _StoreCache] = {}
 _CACHES_LOCK = threading.Lock()
 
 
-def _join_cache(root: Path, max_open: int) -> _StoreCache:
+def _join_cache(root: Path, max_open: int, flush_every: int) -> _StoreCache:
     """The process's one cache for `root`: RocksDB opens a directory once per process, and in the
     all-in-one launcher the triples writer and the query processors share one data_dir."""
     key = root.resolve()
     with _CACHES_LOCK:
         cache = _CACHES.get(key)
         if cache is None:
-            cache = _CACHES[key] = _StoreCache(key, max_open)
+            cache = _CACHES[key] = _StoreCache(key, max_open, flush_every)
         cache.owners += 1
         return cache
 
@@ -158,10 +178,13 @@ class OxigraphTripleStore:
     provenance stays out of the way until a query asks for it.
     """
 
-    def __init__(self, root: Path, *, max_open: int = 16, query_threads: int = 4) -> None:
-        """`max_open` bounds the stores kept open (the first instance on a root sets it for the process)."""
+    def __init__(self, root: Path, *, max_open: int = 16, query_threads: int = 4,
+                 flush_every: int = FLUSH_EVERY) -> None:
+        """`max_open` bounds the stores kept open and `flush_every` the quads a store holds in memory
+        before its memtables are flushed to disk (the first instance on a root sets both for the process)."""
         self._root = Path(root)
         self._max_open = max_open
+        self._flush_every = flush_every
         self._joined: _StoreCache | None = None
         self._join_lock = threading.Lock()
         # Queries get threads of their own: one that outlives its timeout then holds up
@@ -171,8 +194,12 @@ class OxigraphTripleStore:
 
     async def add(self, ref: CollectionRef, triples: Iterable[Triple]) -> int:
         given = list(triples)
-        await self._run(ref, lambda store: store.extend([quad_to_ox(t) for t in given]), create=True)
-        return len(given)
+
+        def write(store: ox.Store) -> int:
+            store.extend([quad_to_ox(t) for t in given])
+            return len(given)
+
+        return await self._write(ref, write, create=True)
 
     async def add_nquads(self, ref: CollectionRef, nquads: str) -> int:
         """Parse with pyoxigraph and write, in bulk above BULK_THRESHOLD lines and in one transaction below.
@@ -181,7 +208,7 @@ class OxigraphTripleStore:
         syntax error raises ValueError; in a bulk write the quads before it may already be
         stored (the bulk loader is not transactional), which a corrected re-send repairs.
         """
-        return await self._run(ref, partial(_load, nquads=nquads), create=True)
+        return await self._write(ref, partial(_load, nquads=nquads), create=True)
 
     async def match(self, ref: CollectionRef, s: Term | None = None, p: IriTerm | None = None,
                     o: Term | None = None, g: str | None = DEFAULT_GRAPH, limit: int = 10_000) -> list[Triple]:
@@ -227,7 +254,7 @@ class OxigraphTripleStore:
 
     async def remove(self, ref: CollectionRef, triples: Iterable[Triple]) -> int:
         given = list(triples)
-        return await self._run(ref, lambda store: _remove(store, [quad_to_ox(t) for t in given]))
+        return await self._write(ref, lambda store: _remove(store, [quad_to_ox(t) for t in given]))
 
     async def count(self, ref: CollectionRef, g: str | None = ALL_GRAPHS) -> int:
         return await self._run(ref, partial(_count, g=g))
@@ -247,7 +274,7 @@ class OxigraphTripleStore:
     def _cache(self) -> _StoreCache:
         with self._join_lock:
             if self._joined is None:
-                self._joined = _join_cache(self._root, self._max_open)
+                self._joined = _join_cache(self._root, self._max_open, self._flush_every)
             return self._joined
 
     def _leave(self) -> None:
@@ -260,7 +287,11 @@ class OxigraphTripleStore:
     async def _run(self, ref: CollectionRef, work: Callable[[ox.Store], T], *, create: bool = False) -> T:
         return await asyncio.to_thread(self._leased, ref, create, work)
 
-    def _leased(self, ref: CollectionRef, create: bool, work: Callable[[ox.Store], T]) -> T:
+    async def _write(self, ref: CollectionRef, work: Callable[[ox.Store], int], *, create: bool = False) -> int:
+        """Run a write that returns how many quads it wrote; the store is flushed once enough have."""
+        return await asyncio.to_thread(self._leased, ref, create, work, True)
+
+    def _leased(self, ref: CollectionRef, create: bool, work: Callable[[ox.Store], T], write: bool = False) -> T:
         """Run `work` on the collection's store (an empty one if it does not exist), in a worker thread."""
         cache = self._cache()
         try:
@@ -268,7 +299,10 @@ class OxigraphTripleStore:
         except OSError as exc:
             raise TransientError(f"oxigraph store {ref} cannot be opened: {exc}") from None
         try:
-            return work(entry.store if entry else self._nothing)
+            result = work(entry.store if entry else self._nothing)
+            if write and entry and cache.wrote(entry, result):
+                _flush(entry.store, ref)
+            return result
         except BaseException as exc:
             # A traceback keeps the frames' locals, the store among them, alive; a store left
             # open that way could never be reopened after a drop (RocksDB's lock).
@@ -279,6 +313,15 @@ class OxigraphTripleStore:
         finally:
             if entry:
                 cache.release(entry)
+
+
+def _flush(store: ox.Store, ref: CollectionRef) -> None:
+    """Write the memtables out. The write itself is already safe in RocksDB's log, so a failed flush
+    is only logged: the next one, or RocksDB's own, catches up."""
+    try:
+        store.flush()
+    except OSError as exc:
+        log.warning("oxigraph store %s: flush failed: %s", ref, exc)
 
 
 def _load(store: ox.Store, nquads: str) -> int:

@@ -361,6 +361,21 @@ async def test_oxigraph_reopens_collections_it_closed_to_stay_under_max_open(tmp
         await store.aclose()
 
 
+async def test_oxigraph_flushes_small_writes_to_disk_once_enough_have_gone_in(tmp_path, ref):
+    # Unflushed, RocksDB as pyoxigraph opens it holds up to 128 MB of memtable per column family:
+    # a stream of explain traces grew a process by ~0.2 MB per question (bench/soak.py).
+    store = OxigraphTripleStore(tmp_path / "flush", flush_every=5)
+    folder = tmp_path / "flush" / ref.user / ref.collection
+    try:
+        await store.add(ref, [t(ALICE, NAME, literal(str(i))) for i in range(3)])
+        unflushed = len(list(folder.glob("*.sst")))
+        await store.add(ref, [t(BOB, NAME, literal(str(i))) for i in range(3)])  # 6 quads: over the budget
+        assert len(list(folder.glob("*.sst"))) > unflushed
+        assert await store.count(ref) == 6
+    finally:
+        await store.aclose()
+
+
 async def test_oxigraph_instances_on_one_directory_share_their_open_stores(tmp_path, ref):
     writer, reader = OxigraphTripleStore(tmp_path), OxigraphTripleStore(tmp_path)
     try:

@@ -122,6 +122,17 @@ class TestInProcessCache(CacheContract):
         assert await cache.get(ALICE, "a") == 1 and await cache.get(ALICE, "c") == 3
         assert await cache.invalidate(ALICE, [N2]) == 1  # only c: the evicted b is out of the index
 
+    async def test_bytes_held_are_bounded_too(self, clock):
+        cache = InProcessCache(900.0, 100, max_bytes=2_000, clock=clock)
+        for key in "abcd":
+            await cache.put(ALICE, key, "x" * 600, [N1])
+        assert await cache.get(ALICE, "a") is None and await cache.get(ALICE, "d") == "x" * 600
+        assert cache.bytes <= 2_000 and len(cache) == 2
+        await cache.put(ALICE, "huge", "x" * 5_000, [N2])  # over the whole budget: not kept, nothing evicted
+        assert await cache.get(ALICE, "huge") is None and len(cache) == 2
+        await cache.invalidate(ALICE, [N1])
+        assert cache.bytes == 0 and len(cache) == 0
+
     async def test_expired_entries_are_not_counted_as_invalidated(self, make_cache, pass_time):
         cache = await make_cache(ttl=10)
         await cache.put(ALICE, "a", 1, [N1])
