@@ -56,6 +56,7 @@ class RuntimeSettings(BaseSettings):
     redis_url: str | None = Field(None, description="Redis URL for the search cache; unset = in-process cache")
     search_cache_ttl: float = Field(900.0, gt=0, description="seconds a cached subgraph query stays valid")
     search_cache_entries: int = Field(10_000, ge=1, description="entries the in-process search cache keeps")
+    search_cache_bytes: int = Field(64 * 2**20, ge=1, description="bytes the in-process search cache holds at most")
     passage_graph_max_age: float = Field(120.0, gt=0, description="seconds a process keeps a collection's "
                                          "passage graph before rebuilding it, if no graph update said sooner")
     extractor: Literal["auto", "llm", "offline"] = Field(

@@ -342,4 +342,4 @@ def cache_for(settings: Any) -> SubgraphCache:
     """Redis when `settings.redis_url` is set (shared by replicas), else a cache in this process."""
     if settings.redis_url:
         return RedisCache(settings.redis_url, settings.search_cache_ttl)
-    return InProcessCache(settings.search_cache_ttl, settings.search_cache_entries)
+    return InProcessCache(settings.search_cache_ttl, settings.search_cache_entries, max_bytes=settings.search_cache_bytes)
