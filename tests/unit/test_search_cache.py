@@ -158,8 +158,9 @@ def test_cache_key_is_pinned_so_every_process_and_version_agrees():
 
 
 async def test_cache_for_follows_settings():
-    memory = cache_for(SimpleNamespace(redis_url=None, search_cache_ttl=5.0, search_cache_entries=7))
-    assert (memory.name, memory.ttl, memory.max_entries) == ("in-process", 5.0, 7)
+    memory = cache_for(SimpleNamespace(redis_url=None, search_cache_ttl=5.0, search_cache_entries=7,
+                                       search_cache_bytes=4096))
+    assert (memory.name, memory.ttl, memory.max_entries, memory.max_bytes) == ("in-process", 5.0, 7, 4096)
     shared = cache_for(SimpleNamespace(redis_url="redis://127.0.0.1:1/0", search_cache_ttl=5.0,
                                        search_cache_entries=7))
     assert isinstance(shared, RedisCache) and (shared.name, shared.ttl) == ("redis", 5.0)
