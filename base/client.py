@@ -22,7 +22,7 @@ Q = TypeVar("Q", bound=Message)
 R = TypeVar("R", bound=ServiceResponse)
 
 DEFAULT_TIMEOUT = 60.0
-DEFAULT_UNAVAILABLE_AFTER = 5.0
+DEFAULT_UNAVAILABLE_AFTER = 4.5  # with the 0.5 s polling, a dead service is reported within 5 s
 
 
 class _Pending:

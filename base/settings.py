@@ -20,7 +20,7 @@ class RuntimeSettings(BaseSettings):
     data_dir: Path = Field(Path("tg-data"), description="where embedded stores keep their files")
     request_timeout: float = Field(60.0, gt=0, description="seconds to wait for a response")
     max_attempts: int = Field(10, ge=1, description="deliveries of a message before giving up on it")
-    unavailable_timeout: float = Field(5.0, gt=0, description="seconds a request may find no live consumer "
+    unavailable_timeout: float = Field(4.5, gt=0, description="seconds a request may find no live consumer "
                                        "of its service (or hear nothing from one that died) before failing "
                                        "with `unavailable`")
     retry_backoff: float = Field(0.5, ge=0, description="seconds before the first redelivery of a message that "
@@ -72,7 +72,7 @@ def add_runtime_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--request-timeout", type=float, help="seconds to wait for a response [60]")
     group.add_argument("--max-attempts", type=int, help="deliveries of a message before giving up [10]")
     group.add_argument("--unavailable-timeout", type=float,
-                       help="seconds before a request to a service with no live consumer fails [5]")
+                       help="seconds before a request to a service with no live consumer fails [4.5]")
     group.add_argument("--log-level", help="DEBUG, INFO, WARNING… [INFO]")
 
 
