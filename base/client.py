@@ -120,8 +120,7 @@ class RequestClient(Generic[Q, R]):
                 return
             except NoRoute as exc:
                 if loop.time() + pause > give_up:
-                    raise ServiceUnavailable(f"no service is consuming {self.request_topic} "
-                                             f"(none for {patience:g}s): is its processor running?") from exc
+                    raise self._nobody_serving(patience) from exc
             await asyncio.sleep(pause)
             pause = min(pause * 2, 0.5)
 
@@ -145,9 +144,11 @@ class RequestClient(Generic[Q, R]):
                 alive_at = loop.time()
                 continue
             if loop.time() - alive_at >= self.unavailable_after:
-                self._fail_where(lambda p: True, lambda: ServiceUnavailable(
-                    f"no service is consuming {self.request_topic} (none for {self.unavailable_after:g}s): "
-                    "is its processor running?"))
+                self._fail_where(lambda p: True, lambda: self._nobody_serving(self.unavailable_after))
+
+    def _nobody_serving(self, seconds: float) -> ServiceUnavailable:
+        return ServiceUnavailable(f"no service is consuming {self.request_topic} (none for {seconds:g}s): "
+                                  "is its processor running?")
 
     def _fail_where(self, doomed: Callable[[_Pending], bool], error: Callable[[], BaseException]) -> None:
         for request_id, waiting in list(self._pending.items()):

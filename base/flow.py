@@ -32,7 +32,16 @@ T = TypeVar("T")
 MAX_BACKOFF = 30.0  # seconds: the longest pause before a redelivery
 SERVICE_ATTEMPTS = 3  # a service's own tries at a transiently failing request before answering the error
 
-TopicMap = Mapping[str, Any]  # spec name -> topic string, or {"request": ..., "response": ...}
+TopicMap = Mapping[str, Any]
+
+
+def backoff(first: float, attempt: int) -> float:
+    """Seconds to wait after failed attempt `attempt` (1, 2, …): `first`, doubling, at most MAX_BACKOFF.
+
+    >>> [backoff(0.5, n) for n in (1, 2, 3, 9)]
+    [0.5, 1.0, 2.0, 30.0]
+    """
+    return min(first * 2 ** (attempt - 1), MAX_BACKOFF)  # spec name -> topic string, or {"request": ..., "response": ...}
 
 
 class ProducerHandle(Generic[M]):
@@ -191,7 +200,7 @@ class Runner:
         settings = self.processor.settings
         if delivery.attempt >= settings.max_attempts:
             return False
-        delay = min(settings.retry_backoff * 2 ** (delivery.attempt - 1), MAX_BACKOFF)
+        delay = backoff(settings.retry_backoff, delivery.attempt)
         log.warning("%s: attempt %d on %r failed, retrying in %.1fs: %s", self.processor.name, delivery.attempt,
                     self.spec.name, delay, exc)
         await asyncio.sleep(delay)
@@ -255,7 +264,7 @@ class ServiceRunner(Runner):
                 # A downstream service that is gone is reported at once; the caller decides.
                 if isinstance(exc, ServiceUnavailable) or attempt >= SERVICE_ATTEMPTS or exc.answered:
                     raise
-                delay = min(self.processor.settings.retry_backoff * 2 ** (attempt - 1), MAX_BACKOFF)
+                delay = backoff(self.processor.settings.retry_backoff, attempt)
                 log.warning("%s: %r attempt %d failed, retrying in %.1fs: %s", self.processor.name,
                             self.spec.name, attempt, delay, exc)
                 await asyncio.sleep(delay)

@@ -75,7 +75,6 @@ def _summarise(exc: ValidationError, limit: int = 3) -> str:
     return "; ".join(parts) + (f" (+{more} more)" if more > 0 else "")
 
 
-
 def _replace_surrogates(value: Any) -> Any:
     if isinstance(value, str):
         return _SURROGATE.sub("\ufffd", value)

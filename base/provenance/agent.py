@@ -9,7 +9,7 @@ upstream's (`urn:trustgraph:agent:{sid}`, `…/i{n}`, `…/final`): its client t
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from tracegraph.base.provenance import query as prov
@@ -60,7 +60,7 @@ def question_triples(question: str, query: str, started: str, parent: str | None
     return prov.question_triples(question, query, started, parent, kind=TG.AgentQuestion, label="Agent Question")
 
 
-def arguments_text(arguments: Mapping[str, str]) -> str:
+def arguments_text(arguments: Mapping[str, str], cut: Callable[[str], str] = excerpt) -> str:
     """A tool call's arguments as the trace keeps them (tg:arguments): a JSON object whose long values
     are cut to an excerpt. A retrieval tool is often asked the question itself, and its own trace
     (tg:subTrace) keeps what it was asked in full, as its Question's tg:query.
@@ -68,7 +68,7 @@ def arguments_text(arguments: Mapping[str, str]) -> str:
     >>> arguments_text({"question": "x" * 300, "n": "2"})[:20], len(arguments_text({"question": "x" * 300}))
     ('{"question": "xxxxxx', 216)
     """
-    return json.dumps({k: excerpt(v) if isinstance(v, str) else v for k, v in arguments.items()},
+    return json.dumps({k: cut(v) if isinstance(v, str) else v for k, v in arguments.items()},
                       ensure_ascii=False)
 
 

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tracegraph.base.provenance.agent import arguments_text
 from tracegraph.flow.agent.tool_config import ToolDefinition
 from tracegraph.schemas.agent import AgentStep
 
@@ -78,8 +79,7 @@ def user_prompt(question: str, steps: Sequence[AgentStep], state: str | None = N
         if step.action:
             # Cut like observations: an argument is often the question again, and every step's prompt
             # repeats the steps before it, so uncut it would grow with question length × steps.
-            shown = {k: _cut(v) if isinstance(v, str) else v for k, v in step.arguments.items()}
-            lines += [f"Action: {step.action}", f"Action Input: {json.dumps(shown, ensure_ascii=False)}"]
+            lines += [f"Action: {step.action}", f"Action Input: {arguments_text(step.arguments, cut=_cut)}"]
         lines.append(f"Observation: {_cut(step.observation)}")
     lines.append("What is your next step?" if steps else "What is your first step?")
     return "\n".join(lines)
