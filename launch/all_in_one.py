@@ -40,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         async with Stack(backend, settings, names) as stack:
             if args.flow and "config" in names:
                 await ensure_flow(backend, args.flow, args.flow)
+                await stack.joined(args.flow)
             log.info("running %s; data in %s; Ctrl-C stops", ", ".join(names), settings.data_dir.resolve())
             await until_signalled()
             log.info("stopping %d processor(s)", len(stack.processors))

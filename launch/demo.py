@@ -159,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.corpus else sample_corpus())
         async with Stack(backend, settings, list(PROCESSORS)) as stack:
             await ensure_flow(backend, "default", "default")
+            await stack.joined("default")
             port = stack["gateway"].port
             print(f"TraceGraph stack up: {len(stack.processors)} processors on the {settings.pubsub} bus; "
                   f"gateway http://127.0.0.1:{port}/; data in {settings.data_dir}")

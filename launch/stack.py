@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
 from collections.abc import Sequence
 
 from tracegraph.base.bus.protocol import Backend
 from tracegraph.base.client import RequestClient
-from tracegraph.base.bus.topic import FLOW_REQUEST_TOPIC, FLOW_RESPONSE_TOPIC
+from tracegraph.base.bus.topic import (
+    CONFIG_REQUEST_TOPIC, CONFIG_RESPONSE_TOPIC, FLOW_REQUEST_TOPIC, FLOW_RESPONSE_TOPIC,
+)
+from tracegraph.base.errors import ConfigError
 from tracegraph.base.processor import Processor
 from tracegraph.base.settings import RuntimeSettings
 from tracegraph.launch.registry import ProcessorFactory, processor_factory
-from tracegraph.schemas.config import FlowRequest, FlowResponse
+from tracegraph.schemas.config import ConfigRequest, ConfigResponse, FlowRequest, FlowResponse
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +50,21 @@ class Stack:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+    async def joined(self, flow_id: str, timeout: float = 30.0) -> None:
+        """Return once every processor of this stack that `flow_id` uses has joined it. A persistent
+        topic keeps messages only for subscriptions that exist, so until then a document loaded into
+        a new flow could pass a processor by."""
+        async with RequestClient(self.backend, CONFIG_REQUEST_TOPIC, CONFIG_RESPONSE_TOPIC, ConfigRequest,
+                                 ConfigResponse, owner="launcher", timeout=timeout) as config:
+            active = ((await config.request(ConfigRequest(operation="config"))).config or {}).get("active-flow", {})
+        users = [p for p in self.processors if flow_id in json.loads(active.get(p.name) or "{}")]
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while waiting := [p.name for p in users if flow_id not in p.flows]:
+            if loop.time() > deadline:
+                raise ConfigError(f"flow {flow_id!r} not joined within {timeout:g}s by {', '.join(waiting)}")
+            await asyncio.sleep(0.05)
 
     async def aclose(self) -> None:
         """Stop every processor, newest first; raise one group if any stop failed."""

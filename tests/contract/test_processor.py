@@ -143,3 +143,12 @@ async def test_bad_flow_requests_are_refused_with_reasons(connect, tmp_path):
 
 def flow_request(operation: str, flow_id: str | None = None, blueprint: str = "echo", parameters=None):
     return FlowRequest(operation=operation, flow_id=flow_id, blueprint_name=blueprint, parameters=parameters)
+
+
+async def test_a_stack_waits_until_its_processors_joined_a_new_flow(connect, tmp_path):
+    bus = await connect()
+    flow_id = unique("joined")
+    async with Stack(bus, settings_for(tmp_path), [config_factory(), EchoProcessor]) as stack:
+        await start_flow(bus, flow_id)
+        await stack.joined(flow_id)
+        assert flow_id in stack["echo"].flows, "joined() returned before the processor had subscribed"

@@ -23,6 +23,7 @@ async def ingest_stack(tmp_path: Path, backend=None, **settings):
     try:
         async with Stack(backend, config, list(PROCESSORS)) as stack:
             await ensure_flow(backend, "default", "default")
+            await stack.joined("default")
             yield Api(f"http://127.0.0.1:{stack['gateway'].port}/"), stack
     finally:
         await backend.aclose()
