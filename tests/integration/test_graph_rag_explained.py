@@ -12,6 +12,7 @@ from tracegraph.flow.graph_rag.focus import edge_id
 
 from support.ingest import CORPUS, ingest_stack, load_and_wait
 from support.openai_stub import Reply, OpenAIStub
+from support.stack import wait_until_async
 
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.timeout(300)]
 
@@ -75,8 +76,10 @@ async def test_streaming_graph_rag_event_sequence_trace_and_sources(tmp_path, ra
                 {t["p"]["i"] for t in grounding}
 
             synthesis = events[-2]["explain_id"]
-            stored = await api.flow_service("default", "sparql", {"query": SOURCE_CHAIN % synthesis})
-            assert [b["title"]["v"] for b in stored["bindings"]] == ["helios-grid"]
+            async def source_chain():  # the writer stores the last event shortly after it is streamed
+                return (await api.flow_service("default", "sparql", {"query": SOURCE_CHAIN % synthesis}))["bindings"]
+            stored = await wait_until_async(source_chain, what="the stored synthesis to reach its source")
+            assert [b["title"]["v"] for b in stored] == ["helios-grid"]
             answer_id = next(t["o"]["i"] for t in events[-2]["explain_triples"]
                              if t["p"]["i"] == "https://trustgraph.ai/ns/document")
             saved = await api.request("librarian", {"operation": "get-document-content", "document-id": answer_id})
@@ -112,11 +115,15 @@ async def test_stored_traces_and_their_extraction_provenance_pass_shacl(tmp_path
         for name in ("helios-grid.md", "corvid-analytics.md"):
             await load_and_wait(api, CORPUS / name)
         events = [m async for m in api.stream("default", "graph-rag", {"query": "Who acquired Corvid Analytics?"})]
-        await asyncio.sleep(0.5)  # the writer stores the last event
-        everything = (await api.flow_service("default", "triples", {"g": "*", "limit": 100000}))["response"]
-        retrieval = [t for t in everything if t.get("g") == "urn:graph:retrieval"]
-        inline = [t for m in events if m["message_type"] == "explain" for t in m["explain_triples"]]
-        assert {json.dumps(t, sort_keys=True) for t in inline} <= {json.dumps(t, sort_keys=True) for t in retrieval}
+        inline = {json.dumps(t, sort_keys=True) for m in events if m["message_type"] == "explain"
+                  for t in m["explain_triples"]}
+
+        async def everything_once_stored():  # the writer stores the last event shortly after it is streamed
+            stored = (await api.flow_service("default", "triples", {"g": "*", "limit": 100000}))["response"]
+            retrieval = {json.dumps(t, sort_keys=True) for t in stored if t.get("g") == "urn:graph:retrieval"}
+            return stored if inline <= retrieval else None
+
+        everything = await wait_until_async(everything_once_stored, what="every streamed explain event stored")
 
         report = await asyncio.to_thread(validate_trace, [Triple.model_validate(t) for t in everything])
         assert report.conforms, "\n".join(report.messages)
