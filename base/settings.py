@@ -59,6 +59,9 @@ class RuntimeSettings(BaseSettings):
     search_cache_bytes: int = Field(64 * 2**20, ge=1, description="bytes the in-process search cache holds at most")
     passage_graph_max_age: float = Field(120.0, gt=0, description="seconds a process keeps a collection's "
                                          "passage graph before rebuilding it, if no graph update said sooner")
+    retrieval_vector_cache_bytes: int = Field(32 * 2**20, ge=0, description="bytes of edge-text vectors an "
+                                              "answering service keeps, so a question does not re-embed the edges "
+                                              "the question before it read (0 = keep none)")
     extractor: Literal["auto", "llm", "offline"] = Field(
         "auto", description="knowledge extraction: LLM when configured (auto), always LLM, or offline")
 

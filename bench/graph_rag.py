@@ -56,7 +56,8 @@ EDGES_PER_ENTITY = 3.5  # outgoing relation edges per entity on average (as many
 PREDICATES = 50
 LLM_MODEL = "stub-llm"
 EMBEDDINGS_MODEL = "stub-embed"
-FLOW_PROCESSORS = ["config", "librarian", "triples", "embeddings", "graph-embeddings", "text-completion",
+FLOW_PROCESSORS = ["config", "librarian", "triples", "embeddings", "graph-embeddings", "document-embeddings",
+                   "keyword-index", "text-completion",
                    "graph-rag", "explainability"]
 EXPLAIN_EVENTS = 5  # question, grounding, exploration, focus, synthesis
 AIM_P50_MS = 100.0
@@ -298,6 +299,10 @@ class StageTimer:
             return "triples: neighbourhood match", 1
 
         tool("match", match_kind)
+        tool("around", lambda nodes, limit: ("triples: neighbourhood (one request per hop)", len(nodes)))
+        tool("labels", lambda iris: ("triples: labels (SPARQL)", len(iris)))
+        tool("nearest_chunks", lambda vector, limit: ("passage vector query", 1))
+        tool("keyword_chunks", lambda text, limit: ("passage BM25 query", 1))
         tool("embed", lambda texts: ("embeddings request", len(texts)))
         tool("nearest_entities", lambda vector, limit: ("vector query", 1))
         tool("complete", lambda system, prompt: ("LLM completion", 1))

@@ -12,6 +12,7 @@ from tracegraph.base.errors import LlmUnavailable, RemoteError, TraceGraphError
 from tracegraph.base.flow import Flow
 from tracegraph.base.llm.completion import Completion
 from tracegraph.base.provenance.vocab import RDFS
+from tracegraph.base.retrieval.lookup_cache import LabelCache, VectorCache
 from tracegraph.base.retrieval.passage_graph import PassageGraph, PassageGraphCache
 from tracegraph.base.retrieval.tools import RetrievedChunk
 from tracegraph.base.specs import Client, Consumer
@@ -24,7 +25,9 @@ from tracegraph.schemas.llm import TextCompletionRequest
 from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Term, Triple
 from tracegraph.schemas.retrieval import RagRequest
 from tracegraph.schemas.search import GraphUpdate, KeywordMatch, KeywordQueryRequest, KeywordQueryResponse
-from tracegraph.schemas.triples import SparqlQueryRequest, SparqlQueryResponse, TriplesQueryRequest
+from tracegraph.schemas.triples import (
+    MAX_AROUND_NODES, MAX_AROUND_TRIPLES, SparqlQueryRequest, SparqlQueryResponse, TriplesQueryRequest,
+)
 
 log = logging.getLogger(__name__)
 EMBED_BATCH = 256
@@ -43,12 +46,15 @@ class RetrievingProcessor(RagProcessor):
 
     async def start(self) -> None:
         self.passage_graphs = PassageGraphCache(self.settings.passage_graph_max_age)
+        self.label_cache = LabelCache(max_age=self.settings.passage_graph_max_age)
+        self.vector_cache = VectorCache(self.settings.retrieval_vector_cache_bytes)
         await super().start()
 
     @updates.handler
     async def on_graph_update(self, update: GraphUpdate, flow: Flow) -> None:
         scope = (update.metadata.user, update.metadata.collection)
         self.passage_graphs.invalidate(scope)
+        self.label_cache.invalidate(scope, update.nodes)
         await self.graph_updated(scope, update)
 
     async def graph_updated(self, scope: tuple[str, str], update: GraphUpdate) -> None:
@@ -69,7 +75,11 @@ class BusRetrievalTools:
     async def passage_graph(self) -> PassageGraph:
         return await self.p.passage_graphs.get((self.user, self.collection), self)
 
-    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
+    async def embed(self, texts: Sequence[str]) -> list[Sequence[float]]:
+        """Vectors as float32 rows; a text this process embedded for the collection before is not sent again."""
+        return await self.p.vector_cache.embed((self.user, self.collection), texts, self._embed)
+
+    async def _embed(self, texts: Sequence[str]) -> list[list[float]]:
         vectors: list[list[float]] = []
         for start in range(0, len(texts), EMBED_BATCH):
             reply = await self.flow[self.p.embeddings].request(
@@ -113,11 +123,25 @@ class BusRetrievalTools:
             s=s, p=p, o=o, g=g, limit=limit, user=self.user, collection=self.collection))
         return reply.triples
 
+    async def around(self, nodes: Sequence[str], limit: int) -> list[Triple]:
+        found: list[Triple] = []
+        per_request = max(1, min(MAX_AROUND_NODES, MAX_AROUND_TRIPLES // (2 * limit)))
+        for start in range(0, len(nodes), per_request):
+            reply = await self.flow[self.p.triples].request(TriplesQueryRequest(
+                around=list(nodes[start:start + per_request]), limit=limit, user=self.user,
+                collection=self.collection))
+            found += reply.triples
+        return found
+
     async def sparql(self, query: str, *, limit: int, timeout: float) -> SparqlQueryResponse:
         return await self.flow[self.p.sparql].request(SparqlQueryRequest(
             query=query, limit=limit, timeout=timeout, user=self.user, collection=self.collection))
 
     async def labels(self, iris: Sequence[str]) -> dict[str, str]:
+        """Cached per collection (see LabelCache); the rest are fetched."""
+        return await self.p.label_cache.labels((self.user, self.collection), iris, self._labels)
+
+    async def _labels(self, iris: Sequence[str]) -> dict[str, str]:
         """One SPARQL query per 400 IRIs; an engine without SPARQL gets one pattern lookup per IRI."""
         found: dict[str, str] = {}
         for start in range(0, len(iris), LABEL_BATCH):

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from tracegraph.schemas.base import Message, ServiceResponse
 from tracegraph.schemas.fields import Question
-from tracegraph.schemas.rdf import Triple
+from tracegraph.schemas.rdf import TripleList
 
 
 class AgentStep(Message):
@@ -52,7 +52,7 @@ class AgentResponse(ServiceResponse):
     message_id: str | None = None
     explain_id: str | None = None
     explain_graph: str | None = None
-    explain_triples: list[Triple] = []
+    explain_triples: TripleList = []
     in_token: int | None = None
     out_token: int | None = None
     model: str | None = None

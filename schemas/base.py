@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -26,6 +26,27 @@ class Message(BaseModel):
             if name in _REGISTRY and _REGISTRY[name] is not cls:
                 raise TypeError(f"schema name {name!r} already used by {_REGISTRY[name].__qualname__}")
             _REGISTRY[name] = cls
+
+
+_new = object.__new__
+_set = object.__setattr__
+M = TypeVar("M", bound=BaseModel)
+
+
+def prevalidated(cls: type[M], fields: dict[str, Any]) -> M:
+    """A model built from values already known valid, with EVERY field given: what `model_construct`
+    does, without its per-field default and alias lookups (half the cost of decoding a pattern
+    lookup's triples from the store). The dict becomes the instance's own, so pass a fresh one.
+
+    >>> prevalidated(Ping, {"text": "hi", "seq": 1}) == Ping(text="hi", seq=1)
+    True
+    """
+    instance = _new(cls)
+    _set(instance, "__dict__", fields)
+    _set(instance, "__pydantic_fields_set__", set(fields))
+    _set(instance, "__pydantic_extra__", None)
+    _set(instance, "__pydantic_private__", None)
+    return instance
 
 
 def schema_class(name: str) -> type[Message] | None:

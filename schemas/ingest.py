@@ -7,7 +7,7 @@ from typing import ClassVar
 from pydantic import Field
 
 from tracegraph.schemas.base import Message
-from tracegraph.schemas.rdf import Triple
+from tracegraph.schemas.rdf import TripleList
 
 
 class Metadata(Message):
@@ -48,7 +48,7 @@ class Triples(Message):
     schema_name: ClassVar[str] = "triples"
 
     metadata: Metadata
-    triples: list[Triple]
+    triples: TripleList
 
 
 class TriplesBatch(Message):

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from tracegraph.schemas.base import Message, ServiceResponse
 from tracegraph.schemas.fields import Question
-from tracegraph.schemas.rdf import Triple
+from tracegraph.schemas.rdf import TripleList
 
 
 class RagRequest(Message):
@@ -57,7 +57,7 @@ class RagResponse(ServiceResponse):
     end_of_stream: bool = False
     explain_id: str | None = None
     explain_graph: str | None = None
-    explain_triples: list[Triple] = []
+    explain_triples: TripleList = []
     end_of_session: bool = False
     in_token: int | None = None
     out_token: int | None = None

@@ -11,7 +11,7 @@ from tracegraph.schemas.base import Message, ServiceResponse
 from tracegraph.schemas.fields import Question
 from tracegraph.schemas.ingest import Metadata
 from tracegraph.schemas.retrieval import RagRequest, RagResponse
-from tracegraph.schemas.rdf import Triple
+from tracegraph.schemas.rdf import Triple, TripleList
 
 STRATEGIES = ("vector", "bm25", "graph", "sparql", "ppr")
 Strategy = Literal["vector", "bm25", "graph", "sparql", "ppr"]
@@ -25,8 +25,8 @@ class GraphUpdate(Message):
     schema_name: ClassVar[str] = "graph-update"
 
     metadata: Metadata
-    added: list[Triple] = []
-    removed: list[Triple] = []
+    added: TripleList = []
+    removed: TripleList = []
     nodes: list[str] = []
     everything: bool = False
 

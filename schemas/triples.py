@@ -4,14 +4,22 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from tracegraph.schemas.base import Message, ServiceResponse
-from tracegraph.schemas.rdf import IriTerm, Term, Triple
+from tracegraph.schemas.rdf import IriTerm, Term, TripleList
+
+
+MAX_AROUND_NODES = 1000
+MAX_AROUND_TRIPLES = 1_000_000
 
 
 class TriplesQueryRequest(Message):
-    """Upstream's shape: any of s/p/o unbound; `g` absent = default graph, "*" = all graphs."""
+    """Upstream's shape: any of s/p/o unbound; `g` absent = default graph, "*" = all graphs.
+
+    Our addition, `around`: a hop's neighbourhood in one request — the triples whose subject or
+    object is one of these IRIs, at most `limit` per node and direction (s/p/o stay unset). A
+    graph walk then costs one round trip per hop instead of two per node."""
 
     schema_name: ClassVar[str] = "triples-query-request"
 
@@ -22,6 +30,16 @@ class TriplesQueryRequest(Message):
     limit: int = Field(10_000, ge=1, le=1_000_000)
     user: str = "default"
     collection: str = "default"
+    around: list[str] = Field([], max_length=MAX_AROUND_NODES)
+
+    @model_validator(mode="after")
+    def _one_kind_of_query(self) -> "TriplesQueryRequest":
+        if self.around and (self.s is not None or self.p is not None or self.o is not None):
+            raise ValueError("a query gives either a pattern (s, p, o) or `around` nodes, not both")
+        if len(self.around) * 2 * self.limit > MAX_AROUND_TRIPLES:
+            raise ValueError(f"`around` {len(self.around)} nodes × 2 directions × limit {self.limit} exceeds "
+                             f"{MAX_AROUND_TRIPLES:,} triples: ask with fewer nodes or a lower limit")
+        return self
 
 
 class TriplesQueryResponse(ServiceResponse):
@@ -30,7 +48,7 @@ class TriplesQueryResponse(ServiceResponse):
     schema_name: ClassVar[str] = "triples-query-response"
     final_field: ClassVar[str] = "is_final"
 
-    triples: list[Triple] = Field([], alias="response")
+    triples: TripleList = Field([], alias="response")
     is_final: bool = False
 
 
@@ -58,7 +76,7 @@ class SparqlQueryResponse(ServiceResponse):
     variables: list[str] = []
     bindings: list[dict[str, Term]] = []
     boolean: bool | None = None
-    triples: list[Triple] = []
+    triples: TripleList = []
     truncated: bool = False
     is_final: bool = False
 

@@ -64,6 +64,9 @@ class LocalRetrievalTools:
                     g: str | None = None, limit: int = 100) -> list[Triple]:
         return await self.triples.match(self.ref, s, p, o, g, limit)
 
+    async def around(self, nodes: Sequence[str], limit: int) -> list[Triple]:
+        return await self.triples.around(self.ref, nodes, limit)
+
     async def labels(self, iris: Sequence[str]) -> dict[str, str]:
         found = {}
         for value in iris:

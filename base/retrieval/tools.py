@@ -54,6 +54,11 @@ class RetrievalTools(Protocol):
                     g: str | None = None, limit: int = 100) -> list[Triple]:
         ...
 
+    async def around(self, nodes: Sequence[str], limit: int) -> list[Triple]:
+        """A hop's neighbourhood in one round trip: the default-graph triples whose subject or object is
+        one of `nodes`, at most `limit` per node and direction, each once (TripleStore.around)."""
+        ...
+
     async def labels(self, iris: Sequence[str]) -> dict[str, str]:
         """rdfs:label of each IRI that has one, in as few round trips as the store allows."""
         ...

@@ -127,6 +127,20 @@ class CassandraTripleStore:
         bound = {name: nt(to_ox(term)) for name, term in (("s", s), ("p", p), ("o", o)) if term is not None}
         return await self._run(lambda: self._match(ref, bound, g, max(limit, 0)))
 
+    async def around(self, ref: CollectionRef, nodes: Sequence[str], limit: int = 100,
+                     g: str | None = DEFAULT_GRAPH) -> list[Triple]:
+        """Two index reads per node (as subject, as object), all in one worker-thread call."""
+        keys = [nt(to_ox(IriTerm(iri=node))) for node in dict.fromkeys(nodes)]
+
+        def lookup() -> list[Triple]:
+            found: dict[Triple, None] = {}
+            for key in keys:
+                found.update(dict.fromkeys(self._match(ref, {"s": key}, g, limit)))
+                found.update(dict.fromkeys(self._match(ref, {"o": key}, g, limit)))
+            return list(found)
+
+        return await self._run(lookup) if keys else []
+
     async def query(self, ref: CollectionRef, sparql: str, *, limit: int = 10_000,
                     timeout: float = 30.0) -> SparqlResult:
         raise QueryError("SPARQL is not supported on the Cassandra engine; use pattern queries")

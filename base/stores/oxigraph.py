@@ -14,7 +14,7 @@ import shutil
 import threading
 import traceback
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
@@ -230,6 +230,21 @@ class OxigraphTripleStore:
                 finally:
                     self._joined.release(entry)
         return await self._run(ref, lookup)
+
+    async def around(self, ref: CollectionRef, nodes: Sequence[str], limit: int = 100,
+                     g: str | None = DEFAULT_GRAPH) -> list[Triple]:
+        """Every node's outgoing and incoming triples in one worker-thread call (see TripleStore.around)."""
+        named = [to_ox(IriTerm(iri=node)) for node in dict.fromkeys(nodes)]
+        graph = None if g == ALL_GRAPHS else graph_to_ox(g)
+
+        def lookup(store: ox.Store) -> list[Triple]:
+            found: dict[ox.Quad, None] = {}
+            for node in named:
+                found.update(dict.fromkeys(islice(store.quads_for_pattern(node, None, None, graph), limit)))
+                found.update(dict.fromkeys(islice(store.quads_for_pattern(None, None, node, graph), limit)))
+            return [quad_from_ox(q) for q in found]
+
+        return await self._run(ref, lookup) if named else []
 
     async def query(self, ref: CollectionRef, sparql: str, *, limit: int = 10_000,
                     timeout: float = 30.0) -> SparqlResult:

@@ -68,6 +68,13 @@ class TripleStore(Protocol):
                     o: Term | None = None, g: str | None = DEFAULT_GRAPH, limit: int = 10_000) -> list[Triple]:
         ...
 
+    async def around(self, ref: CollectionRef, nodes: Sequence[str], limit: int = 100,
+                     g: str | None = DEFAULT_GRAPH) -> list[Triple]:
+        """A hop's neighbourhood in one call: the triples whose subject or object is one of the
+        `nodes` (IRIs), at most `limit` per node and direction, each once, in the order of the
+        nodes (a node's outgoing triples before its incoming ones)."""
+        ...
+
     async def query(self, ref: CollectionRef, sparql: str, *, limit: int = 10_000,
                     timeout: float = 30.0) -> SparqlResult:
         """Run a read-only SPARQL query; an update, bad syntax or a timeout raises QueryError."""

@@ -7,14 +7,13 @@ Every engine converts through here, so they all accept and refuse the same data.
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from collections.abc import Iterable, Iterator
 
 import pyoxigraph as ox
 
 from tracegraph.base.errors import BadTerm
-from tracegraph.schemas.rdf import BlankTerm, IriTerm, LiteralTerm, Term, Triple, TripleTerm
+from tracegraph.schemas.base import prevalidated
+from tracegraph.schemas.rdf import BlankTerm, IriTerm, LiteralTerm, Term, Triple, TripleTerm, cached_iri
 
 OxTerm = ox.NamedNode | ox.BlankNode | ox.Literal | ox.Triple
 OxGraph = ox.NamedNode | ox.BlankNode | ox.DefaultGraph
@@ -80,22 +79,22 @@ def from_ox(term: OxTerm) -> Term:
     """The wire term for a pyoxigraph term; plain literals come back without a datatype.
 
     pyoxigraph has already validated these terms, so they are built without re-validation
-    (`model_construct`), which is most of the cost of a pattern lookup otherwise.
+    (`prevalidated`), which is most of the cost of a pattern lookup otherwise.
     """
     if isinstance(term, ox.NamedNode):
-        return _iri(term.value)
+        return cached_iri(term.value)
     if isinstance(term, ox.BlankNode):
-        return BlankTerm.model_construct(kind="b", id=term.value)
+        return prevalidated(BlankTerm, {"kind": "b", "id": term.value})
     if isinstance(term, ox.Literal):
         if term.language:
             direction = f"--{term.direction.value}" if term.direction is not None else ""
-            return LiteralTerm.model_construct(kind="l", value=term.value, datatype=None,
-                                               language=term.language + direction)
+            return prevalidated(LiteralTerm, {"kind": "l", "value": term.value, "datatype": None,
+                                              "language": term.language + direction})
         datatype = term.datatype.value
-        return LiteralTerm.model_construct(kind="l", value=term.value, language=None,
-                                           datatype=None if datatype == XSD_STRING else datatype)
+        return prevalidated(LiteralTerm, {"kind": "l", "value": term.value, "datatype": None if datatype == XSD_STRING
+                                          else datatype, "language": None})
     if isinstance(term, ox.Triple):
-        return TripleTerm.model_construct(kind="t", triple=triple_from_ox(term))
+        return prevalidated(TripleTerm, {"kind": "t", "triple": triple_from_ox(term)})
     raise TypeError(f"not an RDF term: {term!r}")
 
 
@@ -125,21 +124,15 @@ def quad_to_ox(triple: Triple) -> ox.Quad:
         raise BadTerm(f"invalid triple {triple}: {exc}") from None
 
 
-@lru_cache(maxsize=65_536)
-def _iri(value: str) -> IriTerm:
-    """IRIs repeat (predicates, hub entities); terms are frozen, so one object can serve them all."""
-    return IriTerm.model_construct(kind="i", iri=value)  # every field given: no default lookups
-
-
 def quad_from_ox(quad: ox.Quad) -> Triple:
-    return Triple.model_construct(s=from_ox(quad.subject), p=_iri(quad.predicate.value),
-                                  o=from_ox(quad.object), g=graph_from_ox(quad.graph_name))
+    return prevalidated(Triple, {"s": from_ox(quad.subject), "p": cached_iri(quad.predicate.value),
+                                 "o": from_ox(quad.object), "g": graph_from_ox(quad.graph_name)})
 
 
 def triple_from_ox(triple: ox.Triple) -> Triple:
     """A wire triple in the default graph, e.g. a CONSTRUCT result or the inside of a triple term."""
-    return Triple.model_construct(s=from_ox(triple.subject), p=_iri(triple.predicate.value),
-                                  o=from_ox(triple.object), g=None)
+    return prevalidated(Triple, {"s": from_ox(triple.subject), "p": cached_iri(triple.predicate.value),
+                                 "o": from_ox(triple.object), "g": None})
 
 
 def nt(term: OxTerm) -> str:

@@ -3,6 +3,7 @@ explain events as each step finishes, then the answer, then the Synthesis event.
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ OFFLINE_NOTE = "offline (no LLM configured)"
 # Of a question, what retrieval reads (an embedding, a BM25 query): far more than any embedding model
 # takes in, and it keeps an oversized question from costing a tokenizer's memory for every character.
 RETRIEVAL_TEXT_CHARS = 16_000
+MIN_HOP_BATCH = 4  # nodes per neighbourhood request at least: fewer would cost round trips, not reads
 
 
 def retrieval_text(question: str) -> str:
@@ -212,32 +214,46 @@ class GraphRagPipeline:
         return cached
 
     async def _explore(self, session: _Session, seeds: list[str]) -> list[Edge]:
-        """Breadth-first from the seeds over `max_path_length` hops, bounded by the limits; the labels
-        of every term met are then fetched in one batch, not one lookup per term."""
+        """Breadth-first from the seeds over `max_path_length` hops, bounded by the limits, then the
+        labels of every term met in one batch. A hop's nodes are asked for together, in as few
+        neighbourhood requests as the room left allows: a batch is sized by the new edges a node
+        brought so far, so the walk stops near `max_subgraph_size` without reading every node."""
         limits = self.limits
         found: dict[tuple, tuple[Triple, int]] = {}
         visited: set[str] = set()
         frontier = list(seeds)
+        per_node = float(limits.triple_limit)  # new edges a node brings, until measured
         for hop in range(limits.max_path_length):
+            pending = [entity for entity in dict.fromkeys(frontier) if entity not in visited]
             following: list[str] = []
-            for entity in frontier:
-                if entity in visited or len(found) >= limits.max_subgraph_size:
-                    continue
-                visited.add(entity)
-                node = iri(entity)
-                around = await self.tools.match(s=node, limit=limits.triple_limit)
-                around += await self.tools.match(o=node, limit=limits.triple_limit)
-                for t in around:
-                    if skipped(t) or len(found) >= limits.max_subgraph_size:
-                        continue
-                    found.setdefault((t.s, t.p, t.o), (t.model_copy(update={"g": None}), hop))
-                    other = t.o if t.s == node else t.s
-                    if isinstance(other, IriTerm) and other.iri not in visited:
-                        following.append(other.iri)
+            while pending and len(found) < limits.max_subgraph_size:
+                room = limits.max_subgraph_size - len(found)
+                take = max(MIN_HOP_BATCH, math.ceil(room / max(per_node, 1.0)))
+                wanted, pending = pending[:take], pending[take:]
+                before = len(found)
+                visited.update(wanted)
+                following += self._take_edges(found, await self.tools.around(wanted, limits.triple_limit),
+                                              set(wanted), visited, hop)
+                per_node = (len(found) - before) / len(wanted)
             frontier = following
         await self._fetch_labels(session, [term for t, _ in found.values() for term in (t.s, t.p, t.o)])
         return [Edge(t, (await self._label(session, t.s), await self._label(session, t.p),
                          await self._label(session, t.o)), hop) for t, hop in found.values()]
+
+    def _take_edges(self, found: dict[tuple, tuple[Triple, int]], around: list[Triple], members: set[str],
+                    visited: set[str], hop: int) -> list[str]:
+        """Keep the knowledge edges of a neighbourhood answer, up to `max_subgraph_size` in all;
+        returns the nodes they lead to that are not visited yet."""
+        following: list[str] = []
+        for t in around:
+            if skipped(t) or len(found) >= self.limits.max_subgraph_size:
+                continue
+            found.setdefault((t.s, t.p, t.o), (t.model_copy(update={"g": None}) if t.g else t, hop))
+            for end, other in ((t.s, t.o), (t.o, t.s)):
+                if isinstance(end, IriTerm) and end.iri in members and isinstance(other, IriTerm) \
+                        and other.iri not in visited:
+                    following.append(other.iri)
+        return following
 
     async def _fetch_labels(self, session: _Session, terms: list[Term]) -> None:
         wanted = list(dict.fromkeys(t.iri for t in terms if isinstance(t, IriTerm) and t.iri not in session.labels))

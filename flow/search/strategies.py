@@ -20,7 +20,7 @@ from tracegraph.base.retrieval.relations import RELATION_CUES, content_stems
 from tracegraph.base.retrieval.router import Route
 from tracegraph.flow.graph_rag.pipeline import skipped
 from tracegraph.flow.search.weights import edge_weights
-from tracegraph.schemas.rdf import IriTerm, Triple, iri
+from tracegraph.schemas.rdf import IriTerm, Triple
 
 log = logging.getLogger(__name__)
 Texts = Callable[[Sequence[Triple]], Awaitable[list[str]]]
@@ -92,11 +92,19 @@ def cosine_to(vector: Sequence[float], vectors: Sequence[Sequence[float]]) -> li
     return [float(x) for x in m @ (q / max(float(np.linalg.norm(q)), 1e-12))]
 
 
-async def _around(ctx: Context, node: str) -> list[Triple]:
-    """The knowledge facts touching a node, in either direction (schema plumbing left out)."""
-    found = await ctx.tools.match(s=iri(node), limit=ctx.limits.triple_limit)
-    found += await ctx.tools.match(o=iri(node), limit=ctx.limits.triple_limit)
-    return [t.model_copy(update={"g": None}) for t in found if not skipped(t)]
+async def _around(ctx: Context, nodes: Sequence[str]) -> dict[str, list[Triple]]:
+    """The knowledge facts touching each node, in either direction (schema plumbing left out), from
+    one neighbourhood request for all of them; a fact between two of the nodes is listed under both."""
+    wanted = list(dict.fromkeys(nodes))
+    facts: dict[str, list[Triple]] = {node: [] for node in wanted}
+    for t in await ctx.tools.around(wanted, ctx.limits.triple_limit) if wanted else ():
+        if skipped(t):
+            continue
+        fact = t.model_copy(update={"g": None}) if t.g else t
+        for end in dict.fromkeys(term.iri for term in (t.s, t.o) if isinstance(term, IriTerm)):
+            if end in facts:
+                facts[end].append(fact)
+    return facts
 
 
 # ---------------------------------------------------------------- vector
@@ -106,8 +114,8 @@ async def vector_search(ctx: Context, vector: Sequence[float]) -> tuple[list[tup
     similarity to it; also the best similarity reached (HyDE's trigger)."""
     entities = await ctx.tools.nearest_entities(vector, ctx.limits.vector_entities)
     facts: dict[Triple, None] = {}
-    for entity, _ in entities:
-        facts.update(dict.fromkeys(await _around(ctx, entity)))
+    for around in (await _around(ctx, [entity for entity, _ in entities])).values():
+        facts.update(dict.fromkeys(around))
     if not facts:
         return [], 0.0
     edges = list(facts)
@@ -211,11 +219,11 @@ async def graph_strategy(ctx: Context, seeds: dict[str, float], hops: int) -> Ru
     frontier, visited, method = list(seeds), set(), ""
     for hop in range(1, hops + 1):
         edges: dict[Triple, str] = {}
-        for node in frontier:
-            if node in visited or len(visited) >= ctx.limits.walk_nodes:
-                continue
-            visited.add(node)
-            for t in await _around(ctx, node):
+        walked = [node for node in dict.fromkeys(frontier) if node not in visited]
+        walked = walked[: max(0, ctx.limits.walk_nodes - len(visited))]
+        visited.update(walked)
+        for node, around in (await _around(ctx, walked)).items():
+            for t in around:
                 edges.setdefault(t, node)
         if not edges:
             break
@@ -326,8 +334,8 @@ async def sparql_strategy(ctx: Context, schema: nl_sparql.SchemaSummary) -> Run:
         return _fallback(run, f"failed: {exc.message[:300]}")
     edges = [e.model_copy(update={"g": None}) for e in nl_sparql.edges_from_result(result)]
     if not edges:
-        for node in nl_sparql.nodes_from_result(result)[:10]:
-            edges += await _around(ctx, node)
+        for around in (await _around(ctx, nl_sparql.nodes_from_result(result)[:10])).values():
+            edges += around
     edges = [e for e in dict.fromkeys(edges) if not skipped(e)]
     run.ranked = [(e, 1.0 / (1 + i)) for i, e in enumerate(edges[: ctx.limits.fetch])]
     run.details["query_status"] = f"ok: {len(result.bindings) or len(result.triples)} row(s)"

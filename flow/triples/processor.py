@@ -91,7 +91,11 @@ class TriplesProcessor(FlowProcessor):
 
     @query.handler
     async def answer_query(self, req: TriplesQueryRequest, flow: Flow) -> AsyncIterator[TriplesQueryResponse]:
-        yield TriplesQueryResponse(triples=await self.store.match(_ref(req), req.s, req.p, req.o, req.g, req.limit))
+        if req.around:
+            found = await self.store.around(_ref(req), req.around, req.limit, req.g)
+        else:
+            found = await self.store.match(_ref(req), req.s, req.p, req.o, req.g, req.limit)
+        yield TriplesQueryResponse(triples=found)
 
     @sparql.handler
     async def answer_sparql(self, req: SparqlQueryRequest, flow: Flow) -> AsyncIterator[SparqlQueryResponse]:

@@ -104,6 +104,19 @@ async def test_match_stops_at_the_limit(store, ref):
     assert len(await store.match(ref, limit=5)) == 5
 
 
+async def test_around_gives_a_hops_neighbourhood_in_one_call(store, ref):
+    await store.add(ref, FACTS + PROVENANCE + [t(iri(f"urn:e:{i}"), KNOWS, CAROL) for i in range(5)])
+    found = await store.around(ref, [ALICE.iri, CAROL.iri, ALICE.iri], limit=3)
+    # Alice's outgoing facts, then Carol's incoming ones: 3 of the 6, each fact once; no provenance
+    assert spo(found[:2]) == spo([FACTS[0], FACTS[2]])
+    assert len(found) == 2 + 3 and len(set(found)) == len(found)
+    assert all(x.o == CAROL for x in found[2:])
+    assert await store.around(ref, [], limit=3) == []
+    assert spo(await store.around(ref, [SUBGRAPH.iri], g=SOURCE_GRAPH)) == spo(
+        [x for x in PROVENANCE if x.s == SUBGRAPH or x.o == SUBGRAPH])
+    assert await store.around(CollectionRef(unique("u"), "none"), [ALICE.iri]) == []
+
+
 async def test_named_graphs_default_one_graph_and_all(store, ref):
     await store.add(ref, FACTS + PROVENANCE)
     assert spo(await store.match(ref, s=SUBGRAPH)) == set()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 
 import pytest
 
@@ -118,6 +119,24 @@ async def test_broken_sparql_and_updates_are_refused_and_the_store_keeps_working
         with pytest.raises(RemoteError, match="(?i)read-only|update"):
             await api.flow_service("default", "sparql", {"query": "INSERT DATA { <urn:a> <urn:b> <urn:c> }"})
         assert (await api.flow_service("default", "sparql", {"query": "ASK { ?s ?p ?o }"}))["boolean"] is False
+
+
+async def test_a_hops_neighbourhood_comes_in_one_request_and_bad_ones_are_refused(tmp_path):
+    async with ingest_stack(tmp_path) as (api, _):
+        await load_and_wait(api, CORPUS / "helios-grid.md")
+        helios, corvid = "https://trustgraph.ai/e/helios-grid", "https://trustgraph.ai/e/corvid-analytics"
+        found = (await api.flow_service("default", "triples", {"around": [helios, corvid], "limit": 50}))["response"]
+        assert found and all(helios in (t["s"].get("i"), t["o"].get("i")) or corvid in (t["s"].get("i"), t["o"].get("i"))
+                             for t in found)
+        assert any(t["s"].get("i") == helios and t["o"].get("i") == corvid for t in found)
+        assert len({json.dumps(t, sort_keys=True) for t in found}) == len(found), "each triple once"
+        with pytest.raises(RemoteError, match="either a pattern"):
+            await api.flow_service("default", "triples", {"around": [helios], "s": {"t": "i", "i": helios}})
+        with pytest.raises(RemoteError, match="exceeds"):
+            await api.flow_service("default", "triples", {"around": [helios] * 600, "limit": 1000})
+        with pytest.raises(RemoteError, match="(?i)invalid"):
+            await api.flow_service("default", "triples", {"around": ["not an iri"]})
+        assert (await api.flow_service("default", "triples", {"around": [helios], "limit": 1}))["response"]
 
 
 async def test_a_body_over_the_gateway_limit_gets_a_json_error(tmp_path):

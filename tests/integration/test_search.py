@@ -139,6 +139,35 @@ async def test_a_graph_update_invalidates_exactly_the_cached_walks_it_touches(st
     assert any("Vale Weather" in e["text"] for e in final["evidence"]), "the new fact is found at once"
 
 
+async def test_a_graph_update_drops_the_cached_labels_of_the_nodes_it_touched(stack):
+    """Labels are cached per collection in each answering service; a label's graph update drops
+    the cached one, so the next question reads the new label (not one up to max_age old)."""
+    import asyncio
+    api, running = stack
+    labels = running["search"].label_cache
+    nameless, scope = "https://trustgraph.ai/e/x-17", ("default", "default")
+    await api.request("flow/default/import/triples-bulk", {"nquads": (
+        f"<{entity_uri('Helios Grid')}> <{relation_uri('depends on')}> <{nameless}> .\n"), "metadata": {
+        "id": "urn:test:nameless", "root": "", "user": "default", "collection": "default"}})
+    for _ in range(50):  # until a question has read the new fact and cached that its node has no label
+        await stream(api, **{"use-cache": False})
+        if (scope, nameless) in labels._labels:
+            break
+        await asyncio.sleep(0.2)
+    assert labels._labels[(scope, nameless)][0] == "", "cached as having no label"
+    await api.request("flow/default/import/triples-bulk", {"nquads": (
+        f"<{nameless}> <http://www.w3.org/2000/01/rdf-schema#label> \"Xylo Power\" .\n"), "metadata": {
+        "id": "urn:test:named", "root": "", "user": "default", "collection": "default"}})
+    for _ in range(50):
+        if (scope, nameless) not in labels._labels:
+            break
+        await asyncio.sleep(0.1)
+    else:
+        raise AssertionError("the cached label outlived the graph update that changed it")
+    await stream(api, **{"use-cache": False})
+    assert labels._labels[(scope, nameless)][0] == "Xylo Power"
+
+
 async def _settle(api) -> None:
     """Until the bulk write is stored and its graph update has gone round (a keyword query sees it)."""
     import asyncio

@@ -76,6 +76,9 @@ class StoreTools:
                     g: str | None = None, limit: int = 100) -> list[Triple]:
         return await self.store.match(REF, s, p, o, g, limit)
 
+    async def around(self, nodes: Sequence[str], limit: int) -> list[Triple]:
+        return await self.store.around(REF, nodes, limit)
+
     async def nearest_chunks(self, vector: Sequence[float], limit: int) -> list[RetrievedChunk]:
         return []  # this graph has no chunk vectors; ChunkTools (Document RAG's tests) adds them
 

@@ -135,3 +135,39 @@ async def test_without_sparql_graphrag_walks_from_entities_instead_of_failing(st
     assert "https://trustgraph.ai/e/helios-grid" in values(exploration, TG.entity)
     [finished] = [s for s in steps if isinstance(s, Finished)]
     assert "Helios Grid depends on Corvid Analytics" in finished.answer
+
+
+class CountingTools(StoreTools):
+    """Records each neighbourhood request's nodes."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.around_calls: list[list[str]] = []
+
+    async def around(self, nodes, limit):
+        self.around_calls.append(list(nodes))
+        return await super().around(nodes, limit)
+
+
+async def test_the_walk_asks_for_a_hops_nodes_together_and_stops_at_the_subgraph_bound(tmp_path, embedder):
+    from support.graph_rag import REF
+    from tracegraph.schemas.rdf import Triple, iri
+
+    def e(name: str):
+        return iri(f"https://trustgraph.ai/e/{name}")
+
+    links = iri("https://trustgraph.ai/r/links-to")
+    facts = [Triple(s=e("hub"), p=links, o=e(f"n{i}")) for i in range(40)]
+    facts += [Triple(s=e(f"n{i}"), p=links, o=e(f"m{i}-{j}")) for i in range(40) for j in range(10)]
+    store = OxigraphTripleStore(tmp_path / "star")
+    await store.add(REF, facts)
+    tools = CountingTools(store, embedder)
+    pipeline = GraphRagPipeline(tools, Limits(max_subgraph_size=60, triple_limit=30, max_path_length=2))
+    from tracegraph.flow.graph_rag.pipeline import _Session
+    edges = await pipeline._explore(_Session("s"), [e("hub").iri])
+    await store.aclose()
+    assert len(edges) == 60 and len({edge.triple for edge in edges}) == 60
+    assert [edge.hops for edge in edges].count(0) == 30, "the hub's first 30 links, then its neighbours' links"
+    assert tools.around_calls[0] == [e("hub").iri]
+    assert len(tools.around_calls) == 2, "one request per hop while the room left is small"
+    assert len(tools.around_calls[1]) < 10, "the second hop reads only as many nodes as the room needs"
