@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Sequence
 from tracegraph.base.errors import LlmUnavailable, RemoteError, TraceGraphError
 from tracegraph.base.flow import Flow
 from tracegraph.base.llm.completion import Completion
-from tracegraph.base.provenance.vocab import RDFS
+from tracegraph.base.retrieval.labels import fetch_labels
 from tracegraph.base.retrieval.lookup_cache import LabelCache, VectorCache
 from tracegraph.base.retrieval.passage_graph import PassageGraph, PassageGraphCache
 from tracegraph.base.retrieval.tools import RetrievedChunk
@@ -22,7 +22,7 @@ from tracegraph.schemas.embeddings import (
 )
 from tracegraph.schemas.library import DocumentMetadata, LibrarianRequest
 from tracegraph.schemas.llm import TextCompletionRequest
-from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Term, Triple
+from tracegraph.schemas.rdf import IriTerm, Term, Triple
 from tracegraph.schemas.retrieval import RagRequest
 from tracegraph.schemas.search import GraphUpdate, KeywordMatch, KeywordQueryRequest, KeywordQueryResponse
 from tracegraph.schemas.triples import (
@@ -31,7 +31,6 @@ from tracegraph.schemas.triples import (
 
 log = logging.getLogger(__name__)
 EMBED_BATCH = 256
-LABEL_BATCH = 400
 
 
 class RetrievingProcessor(RagProcessor):
@@ -139,28 +138,8 @@ class BusRetrievalTools:
 
     async def labels(self, iris: Sequence[str]) -> dict[str, str]:
         """Cached per collection (see LabelCache); the rest are fetched."""
-        return await self.p.label_cache.labels((self.user, self.collection), iris, self._labels)
-
-    async def _labels(self, iris: Sequence[str]) -> dict[str, str]:
-        """One SPARQL query per 400 IRIs; an engine without SPARQL gets one pattern lookup per IRI."""
-        found: dict[str, str] = {}
-        for start in range(0, len(iris), LABEL_BATCH):
-            batch = [i for i in iris[start:start + LABEL_BATCH] if ">" not in i and " " not in i]
-            query = ("SELECT ?s ?l WHERE { VALUES ?s { " + " ".join(f"<{i}>" for i in batch) +
-                     " } ?s <http://www.w3.org/2000/01/rdf-schema#label> ?l }")
-            try:
-                reply = await self.sparql(query, limit=len(batch) * 4, timeout=30)
-            except RemoteError:
-                for value in batch:
-                    hit = await self.match(s=IriTerm(iri=value), p=RDFS.label, limit=1)
-                    if hit and isinstance(hit[0].o, LiteralTerm):
-                        found[value] = hit[0].o.value
-                continue
-            for row in reply.bindings:
-                s, label = row.get("s"), row.get("l")
-                if isinstance(s, IriTerm) and isinstance(label, LiteralTerm):
-                    found.setdefault(s.iri, label.value)
-        return found
+        return await self.p.label_cache.labels((self.user, self.collection), iris,
+                                              lambda wanted: fetch_labels(self, wanted))
 
     async def complete(self, system: str, prompt: str) -> Completion:
         try:

@@ -8,32 +8,40 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
 from tracegraph.base.errors import LlmUnavailable, QueryError, RemoteError
 from tracegraph.base.llm.completion import Completion
-from tracegraph.base.provenance.vocab import RDFS
 from tracegraph.base.retrieval import passage_graph
+from tracegraph.base.retrieval.labels import fetch_labels
+from tracegraph.base.retrieval.lookup_cache import LabelCache, VectorCache
 from tracegraph.base.retrieval.tools import RetrievedChunk
 from tracegraph.base.stores.keyword import KeywordIndex
 from tracegraph.base.stores.passages import PassageIndex
 from tracegraph.base.stores.protocol import CollectionRef, TripleStore, VectorStore
-from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Term, Triple, iri
+from tracegraph.schemas.rdf import IriTerm, Term, Triple
 from tracegraph.schemas.search import KeywordMatch
 from tracegraph.schemas.triples import SparqlQueryResponse
 
+SCOPE = ("local", "tools")  # one collection per tools object
 Complete = Callable[[str, str], Awaitable[Completion]]
 
 
 class LocalRetrievalTools:
     """`complete` is the LLM (None: none configured, the pipelines work offline). `entity_vectors` and
-    `chunk_vectors` may be one store or two (the processors keep a folder each)."""
+    `chunk_vectors` may be one store or two (the processors keep a folder each). `cached` keeps labels
+    and edge-text vectors between questions, as the services do."""
 
     def __init__(self, ref: CollectionRef, triples: TripleStore, entity_vectors: VectorStore,
                  keywords: KeywordIndex | None = None, embedder=None, complete: Complete | None = None, *,
-                 chunk_vectors: VectorStore | None = None, passages: PassageIndex | None = None) -> None:
+                 chunk_vectors: VectorStore | None = None, passages: PassageIndex | None = None,
+                 cached: bool = False) -> None:
         self.ref, self.triples, self.keywords, self.passages = ref, triples, keywords, passages
         self.entity_vectors, self.chunk_vectors = entity_vectors, chunk_vectors or entity_vectors
         self.embedder, self._complete = embedder, complete
         self.embedding_model = getattr(embedder, "name", None)
         self.saved: dict[str, str] = {}
         self._graph: passage_graph.PassageGraph | None = None
+        # As the answering services keep them (flow/retrieval_tools.py); for a collection that does not
+        # change while these tools are used, as in a benchmark.
+        self.label_cache = LabelCache() if cached else None
+        self.vector_cache = VectorCache() if cached else None
 
     async def passage_graph(self) -> passage_graph.PassageGraph:
         """Built once per tools object: a benchmark asks many questions of a collection that does not change."""
@@ -41,8 +49,10 @@ class LocalRetrievalTools:
             self._graph = await passage_graph.load(self)
         return self._graph
 
-    async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        return [list(v) for v in await self.embedder.embed(list(texts))]
+    async def embed(self, texts: Sequence[str]) -> list[Sequence[float]]:
+        if self.vector_cache is None:
+            return [list(v) for v in await self.embedder.embed(list(texts))]
+        return await self.vector_cache.embed(SCOPE, texts, lambda wanted: self.embedder.embed(wanted))
 
     async def nearest_entities(self, vector: Sequence[float], limit: int) -> list[tuple[str, float]]:
         return [(h.id, h.score) for h in await self.entity_vectors.search(self.ref, "entity", vector, limit)]
@@ -68,12 +78,9 @@ class LocalRetrievalTools:
         return await self.triples.around(self.ref, nodes, limit)
 
     async def labels(self, iris: Sequence[str]) -> dict[str, str]:
-        found = {}
-        for value in iris:
-            hits = await self.triples.match(self.ref, s=iri(value), p=RDFS.label, limit=1)
-            if hits and isinstance(hits[0].o, LiteralTerm):
-                found[value] = hits[0].o.value
-        return found
+        if self.label_cache is None:
+            return await fetch_labels(self, iris)
+        return await self.label_cache.labels(SCOPE, iris, lambda wanted: fetch_labels(self, wanted))
 
     async def keyword(self, text: str, limit: int) -> list[KeywordMatch]:
         if self.keywords is None:
