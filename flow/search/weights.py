@@ -4,6 +4,7 @@ reads their extractor; a store without SPARQL falls back to the predicate alone.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 from tracegraph.base.errors import RemoteError
@@ -16,6 +17,7 @@ EXTRACTOR_CONFIDENCE = {"llm": 0.9, "offline": 0.7}
 ASSERTED = 0.8  # a fact with no extraction record was loaded as is (Turtle, bulk): curated, not guessed
 CO_OCCURRENCE_FACTOR = 0.5
 BATCH = 200
+CONCURRENT_QUERIES = 4  # batches asked at once: the triples service runs queries on 4 threads
 
 
 def weight(extractors: Sequence[str], mentions: int, predicate_label: str) -> float:
@@ -48,14 +50,19 @@ async def edge_weights(tools, edges: Sequence[Triple], labels: dict[str, str]) -
     """Weight of each edge, and how they were found (for the trace)."""
     plain = [e.model_copy(update={"g": None}) for e in edges]
     found: dict[Triple, tuple[list[str], int]] = {}
+    gate = asyncio.Semaphore(CONCURRENT_QUERIES)
+
+    async def counted(batch: Sequence[Triple]):
+        async with gate:
+            return await tools.sparql(weights_query(batch), limit=BATCH * 2, timeout=10)
+
     try:
-        for start in range(0, len(plain), BATCH):
-            reply = await tools.sparql(weights_query(plain[start:start + BATCH]), limit=BATCH * 2, timeout=10)
-            for row in reply.bindings:
-                s, p, o, n = row.get("s"), row.get("p"), row.get("o"), row.get("n")
-                if isinstance(p, IriTerm) and s is not None and o is not None:
-                    extractors = row["ex"].value.split() if isinstance(row.get("ex"), LiteralTerm) else []
-                    found[Triple(s=s, p=p, o=o)] = (extractors, int(n.value) if isinstance(n, LiteralTerm) else 0)
+        replies = await asyncio.gather(*(counted(plain[start:start + BATCH]) for start in range(0, len(plain), BATCH)))
+        for row in (row for reply in replies for row in reply.bindings):
+            s, p, o, n = row.get("s"), row.get("p"), row.get("o"), row.get("n")
+            if isinstance(p, IriTerm) and s is not None and o is not None:
+                extractors = row["ex"].value.split() if isinstance(row.get("ex"), LiteralTerm) else []
+                found[Triple(s=s, p=p, o=o)] = (extractors, int(n.value) if isinstance(n, LiteralTerm) else 0)
         method = "edge weights from extraction confidence and mention count"
     except RemoteError as exc:
         method = f"edge weights from the predicate only (no SPARQL: {exc.message[:80]})"
