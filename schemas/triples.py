@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -30,7 +30,7 @@ class TriplesQueryRequest(Message):
     limit: int = Field(10_000, ge=1, le=1_000_000)
     user: str = "default"
     collection: str = "default"
-    around: list[str] = Field([], max_length=MAX_AROUND_NODES)
+    around: list[Annotated[str, Field(min_length=1)]] = Field([], max_length=MAX_AROUND_NODES)
 
     @model_validator(mode="after")
     def _one_kind_of_query(self) -> "TriplesQueryRequest":

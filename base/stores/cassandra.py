@@ -39,7 +39,7 @@ from cassandra.query import PreparedStatement, tuple_factory
 
 from tracegraph.base.errors import ConfigError, QueryError, TransientError
 from tracegraph.base.stores.protocol import ALL_GRAPHS, DEFAULT_GRAPH, CollectionRef, SparqlResult
-from tracegraph.base.stores.terms import graph_to_ox, nt, parse_nquads, quad_to_ox, read_nquads, to_ox
+from tracegraph.base.stores.terms import graph_to_ox, iri_to_ox, nt, parse_nquads, quad_to_ox, read_nquads, to_ox
 from tracegraph.schemas.rdf import IriTerm, Term, Triple
 
 T = TypeVar("T")
@@ -130,7 +130,7 @@ class CassandraTripleStore:
     async def around(self, ref: CollectionRef, nodes: Sequence[str], limit: int = 100,
                      g: str | None = DEFAULT_GRAPH) -> list[Triple]:
         """Two index reads per node (as subject, as object), all in one worker-thread call."""
-        keys = [nt(to_ox(IriTerm(iri=node))) for node in dict.fromkeys(nodes)]
+        keys = [nt(iri_to_ox(node)) for node in dict.fromkeys(nodes)]
 
         def lookup() -> list[Triple]:
             found: dict[Triple, None] = {}

@@ -26,7 +26,7 @@ import pyoxigraph as ox
 
 from tracegraph.base.errors import QueryError, TransientError
 from tracegraph.base.stores.protocol import ALL_GRAPHS, DEFAULT_GRAPH, CollectionRef, SparqlResult
-from tracegraph.base.stores.terms import (from_ox, graph_to_ox, parse_nquads, quad_from_ox, quad_to_ox, to_ox,
+from tracegraph.base.stores.terms import (from_ox, iri_to_ox, graph_to_ox, parse_nquads, quad_from_ox, quad_to_ox, to_ox,
                                           triple_from_ox)
 from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Term, Triple, TripleTerm
 
@@ -234,7 +234,7 @@ class OxigraphTripleStore:
     async def around(self, ref: CollectionRef, nodes: Sequence[str], limit: int = 100,
                      g: str | None = DEFAULT_GRAPH) -> list[Triple]:
         """Every node's outgoing and incoming triples in one worker-thread call (see TripleStore.around)."""
-        named = [to_ox(IriTerm(iri=node)) for node in dict.fromkeys(nodes)]
+        named = [iri_to_ox(node) for node in dict.fromkeys(nodes)]
         graph = None if g == ALL_GRAPHS else graph_to_ox(g)
 
         def lookup(store: ox.Store) -> list[Triple]:

@@ -37,6 +37,14 @@ def to_ox(term: Term) -> OxTerm:
         raise BadTerm(f"invalid RDF term {term}: {exc}") from None
 
 
+def iri_to_ox(value: str) -> ox.NamedNode:
+    """The pyoxigraph node of an IRI given as text; raises BadTerm when it is not one."""
+    try:
+        return ox.NamedNode(value)
+    except ValueError as exc:
+        raise BadTerm(f"invalid IRI {value!r}: {exc}") from None
+
+
 def _to_ox(term: Term) -> OxTerm:
     if isinstance(term, IriTerm):
         return ox.NamedNode(term.iri)
