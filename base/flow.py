@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 from tracegraph.base.bus import codec
 from tracegraph.base.bus.protocol import Backend, Delivery
 from tracegraph.base.bus.topic import SERVICE_SUBSCRIPTION, Topic
-from tracegraph.base.client import RequestClient
+from tracegraph.base.client import FINAL, FINAL_ONLY, RequestClient
 from tracegraph.base.errors import (
     TRANSIENT_ERROR_TYPES, ConfigError, DecodeError, RemoteError, ServiceUnavailable, TraceGraphError,
     TransientError, is_transient,
@@ -52,9 +52,11 @@ class ProducerHandle(Generic[M]):
         self.topic = topic
         self.schema = schema
 
-    async def send(self, message: M, properties: Mapping[str, str] | None = None) -> None:
-        if not isinstance(message, self.schema):
-            raise TypeError(f"{self.topic} carries {self.schema.__name__}, not {type(message).__name__}")
+    async def send(self, message: M | codec.Encoded[M], properties: Mapping[str, str] | None = None) -> None:
+        """Publish `message`; an `Encoded` one goes as the bytes it came in."""
+        kind = message.schema if isinstance(message, codec.Encoded) else type(message)
+        if not issubclass(kind, self.schema):
+            raise TypeError(f"{self.topic} carries {self.schema.__name__}, not {kind.__name__}")
         body, props = codec.encode(message, properties)
         await self.backend.publish(self.topic, body, props)
 
@@ -170,21 +172,22 @@ class Runner:
         self.spec = spec
         self.processor = flow.processor
         self.schema = spec.request if isinstance(spec, Service) else spec.schema
+        self.read = codec.encoded if isinstance(spec, Consumer) and not spec.parsed else codec.decode
 
     async def settle(self, delivery: Delivery) -> None:
         try:
-            message = codec.decode(delivery.body, delivery.properties, self.schema)
+            message = self.read(delivery.body, delivery.properties, self.schema)
         except DecodeError as exc:
-            log.error("%s: dropped undecodable message on %r: %s", self.processor.name, self.spec.name, exc)
-            self.processor.stats.undecodable += 1
-            await self.refuse(delivery, Error(type="bad-request", message=str(exc)))
-            await delivery.ack()
+            await self._undecodable(delivery, exc)
             return
         try:
             await self.handle(message, delivery)
         except asyncio.CancelledError:
             raise  # unsettled: the broker hands the message to the next consumer
         except Exception as exc:
+            if isinstance(exc, DecodeError) and isinstance(message, codec.Encoded):
+                await self._undecodable(delivery, exc)  # a relay's own message, read only in its handler
+                return
             if self.retries and is_transient(exc):
                 if await self._retry_later(delivery, exc):
                     return
@@ -193,6 +196,12 @@ class Runner:
                 await self.fail(delivery, exc)
         else:
             self.processor.stats.handled += 1
+        await delivery.ack()
+
+    async def _undecodable(self, delivery: Delivery, exc: DecodeError) -> None:
+        log.error("%s: dropped undecodable message on %r: %s", self.processor.name, self.spec.name, exc)
+        self.processor.stats.undecodable += 1
+        await self.refuse(delivery, Error(type="bad-request", message=str(exc)))
         await delivery.ack()
 
     async def _retry_later(self, delivery: Delivery, exc: Exception) -> bool:
@@ -249,16 +258,22 @@ class ServiceRunner(Runner):
         self.responses = flow._topic(spec, "response")
         self.response_type: type[ServiceResponse] = spec.response
 
-    async def _send(self, response: ServiceResponse, request_id: str) -> None:
-        body, props = codec.encode(response, {"id": request_id})
+    async def _send(self, response: ServiceResponse, request_id: str, final_only: bool = False) -> None:
+        if response.ends_request or response.error is not None:
+            body, props = codec.encode(response, {"id": request_id, FINAL: "1"})
+        elif final_only:  # the caller keeps only the final response: a bare mark keeps its deadline alive
+            body, props = b"", {"id": request_id, FINAL: "0"}
+        else:
+            body, props = codec.encode(response, {"id": request_id, FINAL: "0"})
         await self.processor.backend.publish(self.responses, body, props)
 
     async def handle(self, message: Message, delivery: Delivery) -> None:
         request_id = delivery.properties.get("id", "")
+        final_only = delivery.properties.get(FINAL_ONLY) == "1"
         attempt = 1
         while True:
             try:
-                answered = await self._answer(message, request_id)
+                answered = await self._answer(message, request_id, final_only)
             except TransientError as exc:
                 # A store or dependency briefly away: try again while nothing has reached the caller.
                 # A downstream service that is gone is reported at once; the caller decides.
@@ -273,7 +288,7 @@ class ServiceRunner(Runner):
             await self._send(answered.as_final(), request_id)
             return
 
-    async def _answer(self, message: Message, request_id: str) -> ServiceResponse:
+    async def _answer(self, message: Message, request_id: str, final_only: bool) -> ServiceResponse:
         """Run the handler, sending each response but the last (returned, to be marked final).
         An exception raised after something was sent carries `answered = True`."""
         previous: ServiceResponse | None = None
@@ -281,12 +296,12 @@ class ServiceRunner(Runner):
         try:
             async for response in self.spec.run(self.processor, message, self.flow):
                 if previous is not None:
-                    await self._send(previous, request_id)
+                    await self._send(previous, request_id, final_only)
                     sent = True
                 previous = response
         except Exception as exc:
             if previous is not None:  # what the handler said before failing still reaches the caller
-                await self._send(previous, request_id)
+                await self._send(previous, request_id, final_only)
                 sent = True
             exc.answered = sent
             raise

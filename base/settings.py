@@ -36,7 +36,10 @@ class RuntimeSettings(BaseSettings):
     # Stores
     triples_engine: Literal["oxigraph", "cassandra"] = Field("oxigraph", description="triple store engine")
     cassandra_hosts: str | None = Field(None, description="comma-separated Cassandra contact points")
-    qdrant_url: str | None = Field(None, description="Qdrant server URL; unset = local mode under data_dir")
+    qdrant_url: str | None = Field(None, description="Qdrant server URL; unset = an embedded engine under data_dir")
+    vector_engine: Literal["ann", "qdrant-local"] = Field(
+        "ann", description="embedded vector engine when qdrant_url is unset: usearch HNSW over SQLite (ann) "
+        "or Qdrant local mode (exact scan, for small data)")
     qdrant_api_key: SecretStr | None = Field(None, description="Qdrant server API key")
     max_document_bytes: int = Field(50 * 1024 * 1024, ge=1, description="largest document the librarian takes")
 

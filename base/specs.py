@@ -30,11 +30,16 @@ class Spec:
 
 @dataclass(eq=False)
 class Consumer(Spec, Generic[M]):
-    """Messages of `schema` arriving on a topic, handled by `async def f(self, message, flow)`."""
+    """Messages of `schema` arriving on a topic, handled by `async def f(self, message, flow)`.
+
+    `parsed=False` hands the handler a `codec.Encoded[M]` instead: schema name and version checked,
+    the body not parsed, for a relay that passes messages on to a consumer that parses them anyway.
+    """
 
     schema: type[M]
     prefetch: int = 16
     run: ConsumeHandler | None = field(default=None, repr=False)
+    parsed: bool = True
 
     def handler(self, fn: ConsumeHandler) -> ConsumeHandler:
         self.run = fn

@@ -8,6 +8,10 @@ changes nothing."""
 
 from __future__ import annotations
 
+from pydantic import TypeAdapter
+from typing_extensions import TypedDict  # pydantic reads typing's TypedDict only from Python 3.12
+
+from tracegraph.base.bus import codec
 from tracegraph.base.flow import Flow
 from tracegraph.base.processor import FlowProcessor
 from tracegraph.base.specs import Consumer, Producer
@@ -15,13 +19,32 @@ from tracegraph.base.stores.protocol import RETRIEVAL_GRAPH
 from tracegraph.schemas.ingest import Triples
 
 
+class _Graph(TypedDict, total=False):
+    g: str | None
+
+
+class _Graphs(TypedDict):
+    triples: list[_Graph]
+
+
+GRAPHS = TypeAdapter(_Graphs)  # the one field of each triple the writer decides on
+
+
 class ExplainabilityWriter(FlowProcessor):
     name = "explainability"
-    input = Consumer("input", Triples, prefetch=16)
+    input = Consumer("input", Triples, prefetch=16, parsed=False)
     triples = Producer("triples", Triples)
 
     @input.handler
-    async def file(self, event: Triples, flow: Flow) -> None:
-        # Whatever graph a sender named, explanations live in the retrieval graph only.
-        triples = [t if t.g == RETRIEVAL_GRAPH else t.model_copy(update={"g": RETRIEVAL_GRAPH}) for t in event.triples]
-        await flow[self.triples].send(Triples(metadata=event.metadata, triples=triples))
+    async def file(self, event: codec.Encoded[Triples], flow: Flow) -> None:
+        # Whatever graph a sender named, explanations live in the retrieval graph only. The answering
+        # services name it already: then the event goes on as the bytes it came in, and only the
+        # triples processor parses it in full (parsing and encoding it here too was a seventh of a
+        # GraphRAG answer's CPU time at 50 concurrent questions).
+        if all(t.get("g") == RETRIEVAL_GRAPH for t in codec.peek(event, GRAPHS)["triples"]):
+            await flow[self.triples].send(event)
+            return
+        message = event.decode()
+        triples = [t if t.g == RETRIEVAL_GRAPH else t.model_copy(update={"g": RETRIEVAL_GRAPH})
+                   for t in message.triples]
+        await flow[self.triples].send(Triples(metadata=message.metadata, triples=triples))

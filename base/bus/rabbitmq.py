@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 
 import aio_pika
@@ -150,8 +150,12 @@ class RabbitMQBackend:
         routed = topic.serves_requests
         channel = self._confirmed if topic.persistent or routed else self._fast
         underlay = await channel.get_underlay_channel()
+        # wait=False: with the default, aiormq holds the channel's lock until its writer task has written
+        # the frame, two loop turns, so on a busy loop every publish of the process queued behind the one
+        # before it. Frames still go out in order, and a confirming channel's publish still waits for
+        # the broker's confirm (or the return of an unroutable request).
         outcome = await underlay.basic_publish(body, exchange=topic.slug, routing_key="", properties=header,
-                                               mandatory=routed)
+                                               mandatory=routed, wait=False)
         if routed and isinstance(outcome, DeliveredMessage):  # returned unroutable
             raise NoRoute(f"nothing is subscribed to {topic}: its service is not running in this flow")
 
@@ -257,6 +261,12 @@ class _Acks:
     that delivered each message; settling on a dead channel is skipped (the broker redelivers).
     Acks that cannot join a contiguous run are still sent at the same tick, one by one, so a
     slow message never holds back the acknowledgement (and prefetch slots) of faster ones.
+
+    Settle frames go out in the order they were decided, one after another: a `multiple` ack
+    written before a single ack or nack of a tag it covers would make the broker close the
+    channel for an unknown tag, and redeliver every unacked message. (aiormq's frame queue is
+    bounded, and once it is full a later frame can overtake an earlier one; publishes that do
+    not wait for their frame to be written keep it full.)
     """
 
     def __init__(self) -> None:
@@ -265,6 +275,7 @@ class _Acks:
         self.ready: set[int] = set()  # acked by the consumer, not yet sent
         self.settled: set[int] = set()  # above the floor, already sent (single ack or nack)
         self.flushing = False
+        self.sending: asyncio.Future[None] | None = None  # writes the frames decided so far, in order
 
     def _follow(self, channel: object) -> None:
         if channel is not self.channel:
@@ -281,9 +292,14 @@ class _Acks:
 
     async def nack(self, message: DeliveredMessage) -> None:
         self._follow(message.channel)
-        tag = message.delivery.delivery_tag
+        channel, tag = message.channel, message.delivery.delivery_tag
         self.settled.add(tag)
-        await _send(message.channel, message.channel.basic_nack(tag, requeue=True))
+        await self._send(channel, [lambda: channel.basic_nack(tag, requeue=True, wait=False)])
+
+    def _send(self, channel: object, frames: list[Callable[[], Awaitable[None]]]) -> asyncio.Future[None]:
+        """Write `frames` after every frame decided before them; the future is done once they are queued."""
+        self.sending = asyncio.ensure_future(_in_order(self.sending, channel, frames))
+        return self.sending
 
     def _flush(self) -> None:
         self.flushing = False
@@ -299,16 +315,24 @@ class _Acks:
                 break
             tag = following
         self.floor = tag
-        sends = [channel.basic_ack(top, multiple=True)] if top is not None else []
-        sends += [channel.basic_ack(t) for t in sorted(self.ready)]
+        sends = [_ack(channel, top, True)] if top is not None else []
+        sends += [_ack(channel, t, False) for t in sorted(self.ready)]
         self.settled |= self.ready
         self.ready.clear()
-        for send in sends:
-            asyncio.ensure_future(_send(channel, send))
+        if sends:
+            self._send(channel, sends)
 
 
-async def _send(channel: object, frame: Awaitable[None]) -> None:
-    try:
-        await frame
-    except Exception as exc:  # the channel is gone: the broker redelivers what it held
-        log.debug("could not settle a delivery on %r: %s", channel, exc)
+def _ack(channel: object, tag: int, multiple: bool) -> Callable[[], Awaitable[None]]:
+    return lambda: channel.basic_ack(tag, multiple=multiple, wait=False)
+
+
+async def _in_order(previous: asyncio.Future[None] | None, channel: object,
+                    frames: list[Callable[[], Awaitable[None]]]) -> None:
+    if previous is not None and not previous.done():
+        await asyncio.wait([previous])  # its own failures are logged; here only its order matters
+    for frame in frames:
+        try:
+            await frame()
+        except Exception as exc:  # the channel is gone: the broker redelivers what it held
+            log.debug("could not settle a delivery on %r: %s", channel, exc)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import pytest
 
 from tracegraph.base.bus import codec
 from tracegraph.base.bus.topic import Topic
-from tracegraph.base.client import RequestClient
-from tracegraph.base.errors import ServiceUnavailable, RequestTimeout
+from tracegraph.base.client import FINAL, RequestClient
+from tracegraph.base.errors import DecodeError, ServiceUnavailable, RequestTimeout
 from tracegraph.schemas.base import Ping, Pong
 from support.names import unique
 
@@ -132,8 +133,9 @@ async def test_message_of_a_consumer_that_dies_goes_to_another_consumer(connect)
     assert d.attempt >= 2
 
 
-async def test_request_response_streams_until_the_final_response(connect):
-    bus = await connect()
+@contextlib.asynccontextmanager
+async def served(bus, answer):
+    """A client of a fresh service whose server runs `answer(delivery, responses topic)` per request."""
     name = unique("svc")
     requests = Topic.parse(f"non-persistent://tg/request/{name}:default")
     responses = Topic.parse(f"non-persistent://tg/response/{name}:default")
@@ -141,24 +143,52 @@ async def test_request_response_streams_until_the_final_response(connect):
     async def server():
         async with bus.subscribe(requests, "server") as deliveries:
             async for d in deliveries:
-                ping = codec.decode(d.body, d.properties, Ping)
-                for i in range(3):
-                    pong = Pong(text=ping.text, seq=i, end_of_stream=(i == 2))
-                    body, props = codec.encode(pong, {"id": d.properties["id"]})
-                    await bus.publish(responses, body, props)
+                await answer(d, responses)
                 await d.ack()
 
     task = asyncio.create_task(server())
     await asyncio.sleep(0.3)
     try:
         async with RequestClient(bus, requests, responses, Ping, Pong, timeout=10) as client:
-            got = [r async for r in client.stream(Ping(text="hi"))]
-            single = await client.request(Ping(text="again"))
+            yield client
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_request_response_streams_until_the_final_response(connect):
+    bus = await connect()
+
+    async def three(d, responses):
+        ping = codec.decode(d.body, d.properties, Ping)
+        for i in range(3):
+            body, props = codec.encode(Pong(text=ping.text, seq=i, end_of_stream=(i == 2)), {"id": d.properties["id"]})
+            await bus.publish(responses, body, props)
+
+    async with served(bus, three) as client:
+        got = [r async for r in client.stream(Ping(text="hi"))]
+        single = await client.request(Ping(text="again"))
     assert [(r.text, r.seq, r.end_of_stream) for r in got] == [("hi", 0, False), ("hi", 1, False), ("hi", 2, True)]
     assert (single.text, single.seq) == ("again", 2)
+
+
+async def test_request_leaves_responses_marked_not_final_undecoded(connect):
+    """request() keeps only the final response, so one its sender marked `FINAL` "0" is never
+    decoded (here it could not be); stream() still decodes every response."""
+    bus = await connect()
+
+    async def unreadable_then_done(d, responses):
+        request_id = d.properties["id"]
+        await bus.publish(responses, b"{not json", {"id": request_id, FINAL: "0", "schema": "pong",
+                                                    "schema-version": "1"})
+        body, props = codec.encode(Pong(text="done", seq=1, end_of_stream=True), {"id": request_id, FINAL: "1"})
+        await bus.publish(responses, body, props)
+
+    async with served(bus, unreadable_then_done) as client:
+        single = await client.request(Ping(text="hi"))
+        with pytest.raises(DecodeError):
+            [r async for r in client.stream(Ping(text="hi"))]
+    assert (single.text, single.seq) == ("done", 1)
 
 
 async def test_request_without_a_server_fails_clearly_within_its_timeout(connect):

@@ -5,6 +5,7 @@ named, and a redelivered event changes nothing."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 
 import pytest
 
@@ -36,14 +37,21 @@ BLUEPRINT = {"processors": {
                 "graph-updates": "persistent://tg/flow/graph-updates:{id}"}}}
 
 
-async def test_events_are_stored_once_in_the_callers_retrieval_graph(connect, tmp_path):
-    bus = await connect()
-    flow_id = unique("explain")
+@contextlib.asynccontextmanager
+async def writer_and_store(bus, tmp_path, prefix: str):
+    """The writer and the triples processor in a fresh flow of BLUEPRINT: (flow id, writer, store)."""
+    flow_id = unique(prefix)
     async with Stack(bus, settings_for(tmp_path), [config_factory({"writer": BLUEPRINT}), TriplesProcessor,
                                                    ExplainabilityWriter]) as stack:
         await start_flow(bus, flow_id, blueprint="writer")
         writer, store = stack["explainability"], stack["triples"]
         await wait_until_async(lambda: flow_id in writer.flows and flow_id in store.flows, what="both to join")
+        yield flow_id, writer, store
+
+
+async def test_events_are_stored_once_in_the_callers_retrieval_graph(connect, tmp_path):
+    bus = await connect()
+    async with writer_and_store(bus, tmp_path, "explain") as (flow_id, writer, store):
         event = Triples(metadata=Metadata(id="q", root="q", user="alice", collection="audit"),
                         triples=[t.model_copy(update={"g": None}) for t in question_triples(
                             "urn:trustgraph:question:s1", "Why?", "2026-01-01T00:00:00Z")])
@@ -58,3 +66,32 @@ async def test_events_are_stored_once_in_the_callers_retrieval_graph(connect, tm
         assert {t.g for t in stored} == {"urn:graph:retrieval"}
         assert await store.store.count(CollectionRef("bob", "audit")) == 0
         assert not hasattr(writer, "store"), "the writer must own no store: the triples processor writes"
+
+
+async def test_an_event_in_the_retrieval_graph_goes_on_as_it_came_and_a_bad_one_is_dropped(connect, tmp_path):
+    """The writer parses an event only for its graphs: one already in urn:graph:retrieval reaches the
+    triples topic as the very bytes sent; one it cannot read is counted undecodable, not passed on."""
+    bus = await connect()
+    async with writer_and_store(bus, tmp_path, "relay") as (flow_id, writer, store):
+        event = Triples(metadata=Metadata(id="q", root="q", user="carol", collection="audit"),
+                        triples=question_triples("urn:trustgraph:question:s2", "How?", "2026-01-01T00:00:00Z"))
+        assert {t.g for t in event.triples} == {"urn:graph:retrieval"}
+        body, props = codec.encode(event)
+        body = b" " + body  # valid, but not what encoding it again would give
+        source = Topic.parse(f"persistent://tg/flow/explainability:{flow_id}")
+        async with bus.subscribe(Topic.parse(f"persistent://tg/flow/triples-store:{flow_id}"), "observer") as seen:
+            await bus.publish(source, b'{"triples": "not a list"}', props)
+            await bus.publish(source, body, props)
+            [passed] = await asyncio.wait_for(_first(seen), 10)
+        assert passed == body
+        await wait_until_async(lambda: store.stats.handled >= 1, what="the event stored")
+        stored = await store.store.match(CollectionRef("carol", "audit"), g=ALL_GRAPHS, limit=100)
+        assert len(stored) == len(event.triples)
+        assert writer.stats.undecodable == 1 and writer.stats.handled == 1
+
+
+async def _first(deliveries) -> list[bytes]:
+    async for delivery in deliveries:
+        await delivery.ack()
+        return [delivery.body]
+    return []

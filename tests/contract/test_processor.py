@@ -8,6 +8,7 @@ import pytest
 
 from tracegraph.base.bus import codec
 from tracegraph.base.bus.topic import Topic
+from tracegraph.base.client import FINAL
 from tracegraph.base.errors import RemoteError, RequestTimeout
 from tracegraph.launch.stack import Stack
 from tracegraph.schemas.base import Ping, Pong
@@ -79,6 +80,33 @@ async def test_handler_error_becomes_an_error_response_and_service_goes_on(conne
                 await client.request(Ping(text="boom"))
             assert failure.value.type == "echo-error" and "asked to fail" in failure.value.message
             assert (await client.request(Ping(text="after"))).text == f"{flow_id}:after"
+
+
+async def test_service_marks_its_final_response_and_sends_request_callers_bare_marks(connect, tmp_path):
+    """Every response says whether it is final (an error always is); to a caller of request(), which
+    keeps only the final one, the earlier responses go as bare marks with no body."""
+    bus = await connect()
+    flow_id = unique("final")
+    responses = Topic.parse(f"non-persistent://tg/response/echo:{flow_id}")
+    async with Stack(bus, settings_for(tmp_path), [config_factory(), EchoProcessor]):
+        async with flow_client(bus) as flows, echo_client(bus, flow_id) as client:
+            await flows.request(flow_request("start-flow", flow_id, parameters={"repeat": "3"}))
+            await until_answered(client)
+            async with bus.subscribe(responses, "observer") as seen:
+                assert [r.seq async for r in client.stream(Ping(text="hi"))] == [0, 1, 2]
+                assert (await client.request(Ping(text="hi"))).seq == 2
+                with pytest.raises(RemoteError):
+                    await client.request(Ping(text="boom"))
+                marks = []
+                async for d in seen:
+                    await d.ack()
+                    seq = codec.decode(d.body, d.properties, Pong).seq if d.body else None
+                    marks.append((seq, d.properties[FINAL]))
+                    if len(marks) == 7:
+                        break
+    assert marks == [(0, "0"), (1, "0"), (2, "1"),  # streamed in full
+                     (None, "0"), (None, "0"), (2, "1"),  # to request(): bare, then the answer
+                     (0, "1")]  # the error response is final too
 
 
 async def test_service_retries_a_transient_error_before_answering(connect, tmp_path):

@@ -1,4 +1,5 @@
-"""The vector store contract, written once and run on every engine: Qdrant local (always) and server (TG_QDRANT_URL)."""
+"""The vector store contract, written once and run on every engine: the embedded ANN store (its exact and
+its HNSW search path), Qdrant local (always) and Qdrant server (TG_QDRANT_URL)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 
 from tracegraph.base.errors import ConfigError, TransientError
+from tracegraph.base.stores.ann import AnnVectorStore
 from tracegraph.base.stores.protocol import CollectionRef, VectorItem, VectorStore
 from tracegraph.base.stores.qdrant import QdrantVectorStore
 from support.names import unique
@@ -22,6 +24,8 @@ QDRANT_URL = os.environ.get("TG_QDRANT_URL")
 QDRANT_API_KEY = os.environ.get("TG_QDRANT_API_KEY")
 
 ENGINES = [
+    "ann",
+    "ann-hnsw",  # the same store with every search going through the HNSW index, however small
     "qdrant-local",
     pytest.param("qdrant-server", marks=pytest.mark.skipif(not QDRANT_URL, reason="TG_QDRANT_URL not set")),
 ]
@@ -38,7 +42,11 @@ def engine(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 async def store(engine: str, tmp_path) -> AsyncIterator[VectorStore]:
-    if engine == "qdrant-local":
+    if engine == "ann":
+        vectors = AnnVectorStore(tmp_path / "ann")
+    elif engine == "ann-hnsw":
+        vectors = AnnVectorStore(tmp_path / "ann", exact_below=0)
+    elif engine == "qdrant-local":
         vectors = QdrantVectorStore(path=tmp_path / "qdrant")
     else:
         vectors = QdrantVectorStore(url=QDRANT_URL, api_key=QDRANT_API_KEY)
@@ -289,3 +297,212 @@ async def test_get_returns_stored_payloads_in_the_order_asked(store, new_ref):
     assert [(h.id, h.payload["text"]) for h in hits] == [("urn:chunk:b", "beta"), ("urn:chunk:a", "alpha")]
     assert await store.get(ref, "entity", ["urn:chunk:a"]) == []
     assert await store.get(new_ref("empty"), "chunk", ["urn:chunk:a"]) == []
+
+
+# The ANN store only: persistence, recovery after SIGKILL, its HNSW recall, and the folder lock.
+
+def clustered(count: int, dim: int, seed: int, clusters: int = 40) -> np.ndarray:
+    """Unit vectors drawn around a few centres (the same for every seed): neighbours that matter, unlike uniform noise."""
+    centres = np.random.default_rng(0).normal(size=(clusters, dim))
+    rng = np.random.default_rng(seed)
+    points = centres[rng.integers(0, clusters, size=count)] + 0.35 * rng.normal(size=(count, dim))
+    return (points / np.linalg.norm(points, axis=1, keepdims=True)).astype(np.float32)
+
+
+async def test_ann_vectors_survive_reopening(tmp_path):
+    ref = CollectionRef("alice", "docs")
+    async with AnnVectorStore(tmp_path) as vectors:
+        await vectors.upsert(ref, "chunk", [VectorItem(E1, [0.6, 0.8], {"document": "urn:doc:1", "text": "é" * 3000}),
+                                            VectorItem(E2, [0.8, 0.6], {"document": "urn:doc:2"})])
+        assert await vectors.delete(ref, "chunk", [E2]) == 1
+    assert list((tmp_path / "index").glob("*.usearch")), "closing saves the index"
+    async with AnnVectorStore(tmp_path, exact_below=0) as vectors:
+        [hit] = await vectors.search(ref, "chunk", [0.6, 0.8])
+        assert (hit.id, dict(hit.payload)) == (E1, {"document": "urn:doc:1", "text": "é" * 3000})
+        assert hit.score == pytest.approx(1.0, abs=1e-5)
+        assert [h.id for h in await vectors.get(ref, "chunk", [E2, E1])] == [E1]
+        with pytest.raises(ConfigError, match="holds 2-dimensional"):  # the size is remembered too
+            await vectors.upsert(ref, "chunk", [VectorItem(E2, [1.0, 0.0, 0.0])])
+
+
+async def test_ann_index_file_lost_or_damaged_is_rebuilt_from_sqlite(tmp_path):
+    ref = CollectionRef("alice", "docs")
+    matrix = clustered(300, 8, seed=3)
+    async with AnnVectorStore(tmp_path) as vectors:
+        await vectors.upsert(ref, "entity", [VectorItem(f"urn:e:{i}", row) for i, row in enumerate(matrix)])
+    [file] = (tmp_path / "index").glob("*.usearch")
+    for damage in (lambda: file.write_bytes(b"not an index"), file.unlink):
+        damage()
+        async with AnnVectorStore(tmp_path, exact_below=0) as vectors:
+            for i in (0, 150, 299):
+                [best] = await vectors.search(ref, "entity", matrix[i], limit=1)
+                assert best.id == f"urn:e:{i}"
+
+
+async def test_ann_delete_then_upsert_again(tmp_path):
+    ref = CollectionRef("alice", "docs")
+    async with AnnVectorStore(tmp_path, exact_below=0) as vectors:
+        await vectors.upsert(ref, "entity", [VectorItem(E1, [1.0, 0.0, 0.0], {"v": 1}),
+                                             VectorItem(E2, [0.0, 1.0, 0.0], {"v": 1})])
+        assert await vectors.delete(ref, "entity", [E1]) == 1
+        [only] = await vectors.search(ref, "entity", [1.0, 0.0, 0.0], limit=1)
+        assert only.id == E2
+        await vectors.upsert(ref, "entity", [VectorItem(E1, [0.0, 0.0, 1.0], {"v": 2})])
+        [best] = await vectors.search(ref, "entity", [0.0, 0.0, 1.0], limit=1)
+        assert (best.id, best.payload, round(best.score, 4)) == (E1, {"v": 2}, 1.0)
+        for _ in range(3):  # each overwrite retires the previous version from the index
+            await vectors.upsert(ref, "entity", [VectorItem(E1, [0.0, 0.0, 1.0], {"v": 3})])
+        hits = await vectors.search(ref, "entity", [0.0, 0.0, 1.0], limit=10)
+        assert [(h.id, h.payload["v"]) for h in hits] == [(E1, 3), (E2, 1)]
+    async with AnnVectorStore(tmp_path, exact_below=0) as vectors:
+        hits = await vectors.search(ref, "entity", [0.0, 0.0, 1.0], limit=10)
+        assert [(h.id, h.payload["v"]) for h in hits] == [(E1, 3), (E2, 1)]
+
+
+async def test_ann_delete_where_by_document_or_nested_key_persists(tmp_path):
+    ref = CollectionRef("alice", "docs")
+    items = [VectorItem(f"urn:chunk:{doc}:{i}", [1.0, float(i), 0.5], {"document": f"urn:doc:{doc}", "meta": {"lang": lang}})
+             for doc, lang in (("a", "en"), ("b", "de"), ("c", "en")) for i in range(50)]
+    async with AnnVectorStore(tmp_path, exact_below=0) as vectors:
+        await vectors.upsert(ref, "chunk", items)
+        assert await vectors.delete_where(ref, "chunk", "document", "urn:doc:a") == 50
+        assert await vectors.delete_where(ref, "chunk", "meta.lang", "de") == 50
+        assert await vectors.delete_where(ref, "chunk", "meta.lang", "fr") == 0
+        with pytest.raises(ConfigError, match="payload key"):
+            await vectors.delete_where(ref, "chunk", "meta..lang", "de")
+    async with AnnVectorStore(tmp_path, exact_below=0) as vectors:
+        left = await vectors.search(ref, "chunk", [1.0, 0.0, 0.5], limit=200)
+        assert sorted(h.id for h in left) == sorted(f"urn:chunk:c:{i}" for i in range(50))
+
+
+async def test_ann_search_recall_against_exact(tmp_path):
+    ref = CollectionRef("alice", "docs")
+    data, queries = clustered(5_000, 48, seed=11), clustered(100, 48, seed=12)
+    exact = np.argsort(-(queries @ data.T), axis=1)[:, :10]
+    async with AnnVectorStore(tmp_path, exact_below=0) as vectors:
+        for start in range(0, len(data), 1_000):
+            await vectors.upsert(ref, "chunk", [VectorItem(f"urn:c:{i}", data[i])
+                                                for i in range(start, start + 1_000)])
+        found = 0
+        for query, truth in zip(queries, exact):
+            hits = await vectors.search(ref, "chunk", query, limit=10)
+            assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+            found += len({h.id for h in hits} & {f"urn:c:{i}" for i in truth})
+    assert found / exact.size >= 0.95
+
+
+KILLED_CHILD = """
+import asyncio, sys
+import numpy as np
+from tracegraph.base.stores.ann import AnnVectorStore
+from tracegraph.base.stores.protocol import CollectionRef, VectorItem
+
+async def main(path):
+    ref = CollectionRef("alice", "docs")
+    rng = np.random.default_rng(5)
+    matrix = rng.normal(size=(3000, 16)).astype(np.float32)
+    vectors = AnnVectorStore(path, save_every=1000)  # saved once midway: recovery loads it and catches up
+    for start in range(0, 3000, 500):
+        await vectors.upsert(ref, "chunk", [VectorItem(f"urn:c:{i}", matrix[i], {"document": f"urn:doc:{i % 7}"})
+                                            for i in range(start, start + 500)])
+    await vectors.delete(ref, "chunk", [f"urn:c:{i}" for i in range(0, 3000, 10)])
+    await vectors.delete_where(ref, "chunk", "document", "urn:doc:3")
+    await vectors.upsert(ref, "chunk", [VectorItem(f"urn:c:{i}", -matrix[i], {"document": "urn:doc:new"})
+                                        for i in range(1, 3000, 10)])
+    print("stored", flush=True)
+    await asyncio.sleep(600)  # killed here, never closed
+
+asyncio.run(main(sys.argv[1]))
+"""
+
+
+async def test_ann_store_recovers_everything_after_sigkill(tmp_path):
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-c", KILLED_CHILD, str(tmp_path),
+                                                stdout=asyncio.subprocess.PIPE)
+    try:
+        assert await asyncio.wait_for(proc.stdout.readline(), 90) == b"stored\n"
+    finally:
+        proc.kill()  # SIGKILL: no close, no final save of the index
+        await proc.wait()
+    matrix = np.random.default_rng(5).normal(size=(3000, 16)).astype(np.float32)
+    expected = {}
+    for i in range(3000):
+        if i % 10 == 1:
+            expected[f"urn:c:{i}"] = (-matrix[i], "urn:doc:new")
+        elif i % 10 and i % 7 != 3:
+            expected[f"urn:c:{i}"] = (matrix[i], f"urn:doc:{i % 7}")
+    ref = CollectionRef("alice", "docs")
+    async with AnnVectorStore(tmp_path, exact_below=10_000) as vectors:  # an exhaustive scan of the index
+        everything = await vectors.search(ref, "chunk", matrix[2], limit=5000)
+        assert sorted(h.id for h in everything) == sorted(expected)
+    async with AnnVectorStore(tmp_path, exact_below=0) as vectors:
+        for i in range(0, 3000, 37):  # a deleted vector's own query finds another, never a stale key
+            vector, document = expected.get(f"urn:c:{i}", (matrix[i], None))
+            [best] = await vectors.search(ref, "chunk", vector, limit=1)
+            if document is None:
+                assert best.id != f"urn:c:{i}" and best.score < 1.0 - 1e-4
+            else:
+                assert (best.id, best.payload["document"]) == (f"urn:c:{i}", document)
+
+
+async def test_ann_folder_open_twice_is_a_clear_error(tmp_path):
+    child = ("import asyncio, sys\n"
+             "from tracegraph.base.stores.ann import AnnVectorStore\n"
+             "async def main():\n"
+             "    try:\n"
+             "        await AnnVectorStore(sys.argv[1]).open()\n"
+             "    except Exception as exc:\n"
+             "        print(type(exc).__name__, exc)\n"
+             "asyncio.run(main())\n")
+    async with AnnVectorStore(tmp_path) as vectors:
+        await vectors.upsert(CollectionRef("alice", "docs"), "chunk", [VectorItem(E1, [1.0, 0.0])])
+        with pytest.raises(ConfigError, match="locked by another process or store"):
+            await AnnVectorStore(tmp_path).open()
+        proc = await asyncio.create_subprocess_exec(sys.executable, "-c", child, str(tmp_path),
+                                                    stdout=asyncio.subprocess.PIPE)
+        out, _ = await asyncio.wait_for(proc.communicate(), 60)
+    assert out.decode().startswith(f"ConfigError vector folder {tmp_path} is locked by another process"), out
+    assert "TG_QDRANT_URL" in out.decode()
+    async with AnnVectorStore(tmp_path) as vectors:  # released on close
+        assert [h.id for h in await vectors.search(CollectionRef("alice", "docs"), "chunk", [1.0, 0.0])] == [E1]
+
+
+async def test_closed_ann_store_refuses_further_calls(tmp_path):
+    vectors = AnnVectorStore(tmp_path)
+    await vectors.aclose()
+    await vectors.aclose()
+    with pytest.raises(ConfigError, match="closed"):
+        await vectors.search(CollectionRef("alice", "docs"), "chunk", [1.0])
+
+
+async def test_ann_store_refuses_a_qdrant_local_folder(tmp_path):
+    async with QdrantVectorStore(path=tmp_path) as vectors:
+        await vectors.upsert(CollectionRef("alice", "docs"), "chunk", [VectorItem(E1, [1.0, 0.0])])
+    with pytest.raises(ConfigError, match="holds Qdrant local-mode data.*TG_VECTOR_ENGINE=qdrant-local"):
+        await AnnVectorStore(tmp_path).open()
+
+
+def test_settings_choose_the_vector_engine(tmp_path):
+    from tracegraph.base.settings import RuntimeSettings
+    from tracegraph.flow.vectors import open_vector_store
+    default = open_vector_store(RuntimeSettings(data_dir=tmp_path), "entity")
+    assert isinstance(default, AnnVectorStore) and default.path == tmp_path / "vectors" / "entity"
+    local = open_vector_store(RuntimeSettings(data_dir=tmp_path, vector_engine="qdrant-local"), "chunk")
+    assert isinstance(local, QdrantVectorStore) and local.path == str(tmp_path / "vectors" / "chunk")
+    server = open_vector_store(RuntimeSettings(data_dir=tmp_path, qdrant_url="http://127.0.0.1:6333"), "chunk")
+    assert isinstance(server, QdrantVectorStore) and server.url == "http://127.0.0.1:6333"
+
+
+def test_ann_store_and_the_bundled_embedder_live_in_one_process():
+    """usearch 2.26.2-2.26.6, once loaded, made onnxruntime's import crash the process (SIGSEGV)."""
+    import subprocess
+    child = ("import asyncio\n"
+             "from tracegraph.base.stores.ann import AnnVectorStore\n"
+             "from tracegraph.base.llm.local_embed import LocalEmbedder\n"
+             "async def main():\n"
+             "    embedder = LocalEmbedder()\n"
+             "    print(len((await embedder.embed(['usearch first, then onnxruntime']))[0]))\n"
+             "    await embedder.aclose()\n"
+             "asyncio.run(main())\n")
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout) == (0, "384\n"), done.stderr[-2000:]

@@ -1,6 +1,8 @@
 """The codec stamps schema name and version, and refuses bodies it cannot trust."""
 
 import pytest
+from pydantic import TypeAdapter
+from typing_extensions import TypedDict
 
 from tracegraph.base.bus import codec
 from tracegraph.base.errors import DecodeError, SchemaMismatch
@@ -51,3 +53,23 @@ def test_message_without_schema_name_cannot_be_encoded():
     from tracegraph.schemas.config import ConfigKey
     with pytest.raises(TypeError, match="no schema_name"):
         codec.encode(ConfigKey(type="a", key="b"))
+
+
+def test_an_encoded_message_is_checked_by_name_and_passed_on_as_the_same_bytes():
+    body, props = codec.encode(Ping(text="hi", seq=3))
+    with pytest.raises(SchemaMismatch, match="expected schema 'pong', got 'ping'"):
+        codec.encoded(body, props, Pong)
+    relayed = codec.encoded(b" " + body, props, Ping)
+    assert codec.encode(relayed, {"id": "r2"}) == (b" " + body, {"id": "r2", "schema": "ping", "schema-version": "1"})
+    assert relayed.decode() == Ping(text="hi", seq=3)
+
+
+def test_peek_reads_only_the_named_fields_and_refuses_another_shape():
+    shape = TypeAdapter(_Seq)
+    assert codec.peek(codec.encoded(*codec.encode(Ping(text="x" * 50, seq=7)), Ping), shape) == {"seq": 7}
+    with pytest.raises(DecodeError, match="invalid 'ping' message: seq"):
+        codec.peek(codec.Encoded(Ping, b'{"seq": "many"}'), shape)
+
+
+class _Seq(TypedDict):
+    seq: int

@@ -7,14 +7,23 @@ from tracegraph.base.bus.rabbitmq import _Acks
 
 
 class RecordingChannel:
-    def __init__(self):
+    """Records settle frames as they are written; `stalls` ticks pass before the first is."""
+
+    def __init__(self, stalls: int = 0):
         self.frames = []
+        self.stalls = stalls
 
-    async def basic_ack(self, tag, multiple=False):
-        self.frames.append(("ack", tag, multiple))
+    async def _write(self, frame):
+        while self.stalls:  # a full frame queue: aiormq's put waits
+            self.stalls -= 1
+            await asyncio.sleep(0)
+        self.frames.append(frame)
 
-    async def basic_nack(self, tag, requeue=True):
-        self.frames.append(("nack", tag, requeue))
+    async def basic_ack(self, tag, multiple=False, wait=True):
+        await self._write(("ack", tag, multiple))
+
+    async def basic_nack(self, tag, requeue=True, wait=True):
+        await self._write(("nack", tag, requeue))
 
 
 def message(channel, tag):
@@ -22,7 +31,7 @@ def message(channel, tag):
 
 
 async def settle_round():
-    for _ in range(3):
+    for _ in range(10):  # the flush, then each write after the one before it
         await asyncio.sleep(0)
 
 
@@ -60,3 +69,19 @@ async def test_a_new_channel_starts_counting_afresh():
     acks.ack(message(new, 1))  # reconnect: tags restart on the new channel
     await settle_round()
     assert old.frames == [] and new.frames == [("ack", 1, True)]
+
+
+async def test_frames_are_written_in_the_order_they_were_decided_even_when_writing_stalls():
+    """A multiple-ack written before the single ack of a tag it covers would close the channel."""
+    channel, acks = RecordingChannel(stalls=5), _Acks()
+    acks.ack(message(channel, 1))
+    acks.ack(message(channel, 3))
+    await asyncio.sleep(0)  # flushed: ack 1 (multiple) and ack 3 (single), the writes stalled
+    acks.ack(message(channel, 2))
+    acks.ack(message(channel, 4))
+    await asyncio.sleep(0)  # flushed: ack 4 (multiple, covering 2 and 3)
+    nack = asyncio.ensure_future(acks.nack(message(channel, 5)))
+    for _ in range(20):
+        await asyncio.sleep(0)
+    assert nack.done()
+    assert channel.frames == [("ack", 1, True), ("ack", 3, False), ("ack", 4, True), ("nack", 5, True)]
