@@ -42,6 +42,7 @@ from tracegraph.base.stores.keyword import KeywordIndex  # noqa: E402
 from tracegraph.base.stores.passages import PassageIndex  # noqa: E402
 from tracegraph.base.stores.oxigraph import OxigraphTripleStore  # noqa: E402
 from tracegraph.base.stores.protocol import CollectionRef, VectorItem  # noqa: E402
+from tracegraph.base.stores.ann import AnnVectorStore  # noqa: E402
 from tracegraph.base.stores.qdrant import QdrantVectorStore  # noqa: E402
 from tracegraph.base.provenance.vocab import READABLE_PREDICATES  # noqa: E402
 from tracegraph.cli.api import Api  # noqa: E402
@@ -211,7 +212,7 @@ async def latency(work: Path, edges: int, questions: int, embedder) -> None:
     counts = await asyncio.to_thread(synthetic_graph.write_nquads, nquads, edges)
     triples = OxigraphTripleStore(work / "triples")
     keywords = KeywordIndex(work / "keywords")
-    vectors = QdrantVectorStore(path=work / "vectors")
+    vectors = AnnVectorStore(work / "vectors")  # the default engine without a Qdrant server
     try:
         text = await asyncio.to_thread(nquads.read_text)
         await triples.add_nquads(ref, text)
@@ -258,7 +259,7 @@ async def latency(work: Path, edges: int, questions: int, embedder) -> None:
                                                                       for n, r in runs.items()}))
                 timings.setdefault(name, []).append((time.perf_counter() - began) * 1000)
         print(f"\nlatency per strategy at {counts['edges']:,} edges ({questions} questions, no cache, "
-              "bundled embedding model, oxigraph + tantivy + Qdrant local in-process)")
+              "bundled embedding model, oxigraph + tantivy + the embedded ANN vector store in-process)")
         print(f"  {'strategy':<26} {'p50 ms':>8} {'p95 ms':>8}")
         for name, values in timings.items():
             values.sort()

@@ -26,7 +26,7 @@ import numpy as np
 from tracegraph.base.errors import ConfigError
 from tracegraph.base.stores import ann_rows
 from tracegraph.base.stores.ann_index import SpaceIndex
-from tracegraph.base.stores.protocol import CollectionRef, VectorHit, VectorItem, VectorKind
+from tracegraph.base.stores.protocol import CollectionRef, OpenedOnEnter, latest_of_batch, VectorHit, VectorItem, VectorKind
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -38,7 +38,7 @@ LOCK = "LOCK"
 INDEXES = "index"
 
 
-class AnnVectorStore:
+class AnnVectorStore(OpenedOnEnter):
     """Entity and chunk vectors in a local folder, searched through HNSW; implements the VectorStore Protocol.
 
     Files: `vectors.sqlite3` (WAL) holds every vector and payload, the truth; `index/<n>.usearch`
@@ -75,12 +75,6 @@ class AnnVectorStore:
         self._db: sqlite3.Connection | None = None  # the writer's connection
         self._lock_file: int | None = None
         self._closed = False
-
-    async def __aenter__(self) -> AnnVectorStore:
-        return await self.open()
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
     async def open(self) -> AnnVectorStore:
         """Lock the folder and open SQLite; later calls do nothing. Indexes load on first use."""
@@ -151,12 +145,7 @@ class AnnVectorStore:
         _check_kind(kind)
         if not items:
             return
-        latest = {item.id: item for item in items}  # within a batch, as across batches, the last write wins
-        sizes = sorted({len(item.vector) for item in latest.values()})
-        if len(sizes) > 1:
-            raise ConfigError(f"one batch for {ref} ({kind}) mixes vector sizes {sizes}: embed with one model")
-        if sizes[0] == 0:
-            raise ConfigError(f"empty vector in a batch for {ref} ({kind})")
+        latest, size = latest_of_batch(ref, kind, items)
         for item in latest.values():
             if RESERVED_KEY in item.payload:
                 raise ConfigError(f"payload key {RESERVED_KEY!r} is reserved for the vector id (item {item.id!r})")

@@ -146,6 +146,28 @@ class VectorStore(Protocol):
         ...
 
 
+def latest_of_batch(ref: CollectionRef, kind: VectorKind, items: Sequence[VectorItem]) -> tuple[dict[str, VectorItem], int]:
+    """An upsert batch checked as every engine checks it: the last item of each id (the last write
+    wins within a batch as across batches) and the batch's one vector size."""
+    latest = {item.id: item for item in items}
+    sizes = sorted({len(item.vector) for item in latest.values()})
+    if len(sizes) > 1:
+        raise ConfigError(f"one batch for {ref} ({kind}) mixes vector sizes {sizes}: embed with one model")
+    if sizes[0] == 0:
+        raise ConfigError(f"empty vector in a batch for {ref} ({kind})")
+    return latest, sizes[0]
+
+
+class OpenedOnEnter:
+    """`async with store:` opens the store (`open()`) and closes it after (`aclose()`)."""
+
+    async def __aenter__(self):
+        return await self.open()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+
 class BlobStore(Protocol):
     """Document bytes by key, per collection; filesystem by default, S3-compatible later."""
 

@@ -26,7 +26,7 @@ from qdrant_client.models import (Distance, FieldCondition, Filter, FilterSelect
                                   PayloadSchemaType, PointIdsList, PointStruct, VectorParams)
 
 from tracegraph.base.errors import ConfigError, TransientError
-from tracegraph.base.stores.protocol import CollectionRef, VectorHit, VectorItem, VectorKind
+from tracegraph.base.stores.protocol import CollectionRef, OpenedOnEnter, latest_of_batch, VectorHit, VectorItem, VectorKind
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -61,7 +61,7 @@ class _Missing(Exception):
     """The Qdrant collection does not exist (internal: the public methods answer [] or 0)."""
 
 
-class QdrantVectorStore:
+class QdrantVectorStore(OpenedOnEnter):
     """Entity and chunk vectors per collection in Qdrant; implements the VectorStore Protocol.
 
     Give exactly one of:
@@ -109,12 +109,6 @@ class QdrantVectorStore:
     @property
     def where(self) -> str:
         return f"local folder {self.path}" if self.path is not None else f"server {self.url}"
-
-    async def __aenter__(self) -> QdrantVectorStore:
-        return await self.open()
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
 
     async def open(self) -> QdrantVectorStore:
         """Open the folder (taking its lock) or connect to the server; later calls do nothing."""
@@ -172,15 +166,10 @@ class QdrantVectorStore:
         name = collection_name(ref, kind)
         if not items:
             return
-        latest = {item.id: item for item in items}  # within a batch, as across batches, the last write wins
-        sizes = sorted({len(item.vector) for item in latest.values()})
-        if len(sizes) > 1:
-            raise ConfigError(f"one batch for {ref} ({kind}) mixes vector sizes {sizes}: embed with one model")
-        if sizes[0] == 0:
-            raise ConfigError(f"empty vector in a batch for {ref} ({kind})")
+        latest, size = latest_of_batch(ref, kind, items)
         points = [_point(item) for item in latest.values()]
         for attempt in (1, 2):
-            await self._ensure(name, sizes[0], ref, kind)
+            await self._ensure(name, size, ref, kind)
             try:
                 for start in range(0, len(points), self._batch_size):
                     await self._call("upsert", collection_name=name,
