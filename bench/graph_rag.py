@@ -349,7 +349,8 @@ class StageTimer:
             try:
                 return encode(message, properties)
             finally:
-                timer.add(("bus codec", f"encode {type(message).schema_name}"), time.perf_counter() - started)
+                timer.add(("bus codec", f"encode {getattr(type(message), 'schema_name', type(message).__name__)}"),
+                          time.perf_counter() - started)
 
         def timed_decode(body, properties, expected):
             started = time.perf_counter()
