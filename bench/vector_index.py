@@ -9,8 +9,8 @@ model. Every library gets the store's HNSW settings (M=16, ef_construction=128, 
 Prints figures; never asserts on timing. hnswlib and faiss are candidates, not dependencies: a
 missing one is skipped.
 
-    .venv/bin/python bench/vector_index.py                         # 150k, with Qdrant local: ~20 min here
-    .venv/bin/python bench/vector_index.py --sizes 1000000 --skip-qdrant --skip-rebuild   # ~45 min
+    .venv/bin/python bench/vector_index.py                         # 150k, with Qdrant local: 10-20 min here
+    .venv/bin/python bench/vector_index.py --sizes 1000000 --skip-qdrant --skip-rebuild   # ~35 min
     .venv/bin/python bench/vector_index.py --sizes 20000 --real 20000 --libraries usearch
 """
 

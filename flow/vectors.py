@@ -1,8 +1,8 @@
 """graph-embeddings and document-embeddings: entity and chunk vectors, stored and searched.
 
-Both embed through the flow's `embeddings` service and keep vectors in Qdrant (local folder by
-default, a server with TG_QDRANT_URL). In local mode each keeps its own folder: Qdrant locks
-a folder to one process. Messages handled at about the same time are indexed together, with one
+Both embed through the flow's `embeddings` service and keep vectors in the embedded ANN store
+(base/stores/ann.py; TG_VECTOR_ENGINE=qdrant-local for Qdrant local mode) or a Qdrant server
+(TG_QDRANT_URL). Embedded, each keeps its own folder: a folder is locked to one process. Messages handled at about the same time are indexed together, with one
 embeddings request and one upsert (micro-batching: a call costs far more than an item).
 """
 
