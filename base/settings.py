@@ -62,6 +62,10 @@ class RuntimeSettings(BaseSettings):
     search_cache_bytes: int = Field(64 * 2**20, ge=1, description="bytes the in-process search cache holds at most")
     passage_graph_max_age: float = Field(120.0, gt=0, description="seconds a process keeps a collection's "
                                          "passage graph before rebuilding it, if no graph update said sooner")
+    embed_batch_window: float = Field(0.02, ge=0, description="seconds the vector processors wait for more "
+                                      "messages to index together after a batch's first")
+    embed_batch_size: int = Field(64, ge=1, le=1024, description="texts the vector processors index in one batch "
+                                  "at most (a message is never split)")
     retrieval_vector_cache_bytes: int = Field(32 * 2**20, ge=0, description="bytes of edge-text vectors an "
                                               "answering service keeps, so a question does not re-embed the edges "
                                               "the question before it read (0 = keep none)")

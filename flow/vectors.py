@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any, ClassVar
 
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from tracegraph.base.errors import ConfigError, is_transient
 from tracegraph.base.flow import Flow
@@ -44,15 +42,6 @@ def open_vector_store(settings: RuntimeSettings, folder: str) -> VectorStore:
     return AnnVectorStore(settings.data_dir / "vectors" / folder)
 
 
-class IndexBatchSettings(BaseSettings):
-    """How the vector processors gather what concurrent messages bring into one batch (TG_EMBED_BATCH_*)."""
-
-    model_config = SettingsConfigDict(env_prefix="TG_EMBED_BATCH_", extra="ignore", frozen=True)
-
-    window: float = Field(0.02, ge=0, description="seconds a batch waits for more items after its first")
-    size: int = Field(64, ge=1, le=1024, description="texts in one batch at most (a message is never split)")
-
-
 # Deliveries in flight per input: room for a full batch being indexed and the next one filling.
 INPUT_PREFETCH = 128
 BATCHES_IN_FLIGHT = 2  # one embedding while the one before is being stored
@@ -79,7 +68,6 @@ class VectorProcessor(FlowProcessor):
     remove = Service("remove", VectorRemovalRequest, VectorRemovalResponse, prefetch=2)
 
     async def start(self) -> None:
-        self.batching = IndexBatchSettings()
         self._batchers: dict[Flow, MicroBatcher[IndexItem, None]] = {}
         self.store = open_vector_store(self.settings, self.kind)
         self._stack.push_async_callback(self.store.aclose)
@@ -99,7 +87,7 @@ class VectorProcessor(FlowProcessor):
         if batcher is None:
             # One per flow: each flow binds its own embeddings service.
             batcher = self._batchers[flow] = MicroBatcher(
-                partial(self._index_batch, flow), window=self.batching.window, max_items=self.batching.size,
+                partial(self._index_batch, flow), window=self.settings.embed_batch_window, max_items=self.settings.embed_batch_size,
                 concurrency=BATCHES_IN_FLIGHT, retry_alone=lambda exc: not is_transient(exc),
                 name=f"{self.name}:{flow.id}")
         await batcher.submit(items)
