@@ -32,7 +32,7 @@ T = TypeVar("T")
 MAX_BACKOFF = 30.0  # seconds: the longest pause before a redelivery
 SERVICE_ATTEMPTS = 3  # a service's own tries at a transiently failing request before answering the error
 
-TopicMap = Mapping[str, Any]
+TopicMap = Mapping[str, Any]  # spec name -> topic string, or {"request": ..., "response": ...}
 
 
 def backoff(first: float, attempt: int) -> float:
@@ -41,7 +41,7 @@ def backoff(first: float, attempt: int) -> float:
     >>> [backoff(0.5, n) for n in (1, 2, 3, 9)]
     [0.5, 1.0, 2.0, 30.0]
     """
-    return min(first * 2 ** (attempt - 1), MAX_BACKOFF)  # spec name -> topic string, or {"request": ..., "response": ...}
+    return min(first * 2 ** (attempt - 1), MAX_BACKOFF)
 
 
 class ProducerHandle(Generic[M]):

@@ -52,7 +52,7 @@ class LocalRetrievalTools:
     async def embed(self, texts: Sequence[str]) -> list[Sequence[float]]:
         if self.vector_cache is None:
             return [list(v) for v in await self.embedder.embed(list(texts))]
-        return await self.vector_cache.embed(SCOPE, texts, lambda wanted: self.embedder.embed(wanted))
+        return await self.vector_cache.embed(SCOPE, texts, self.embedder.embed)
 
     async def nearest_entities(self, vector: Sequence[float], limit: int) -> list[tuple[str, float]]:
         return [(h.id, h.score) for h in await self.entity_vectors.search(self.ref, "entity", vector, limit)]

@@ -35,7 +35,8 @@ class LabelCache:
         now = time.monotonic()
         found: dict[str, str] = {}
         missing: list[str] = []
-        for value in dict.fromkeys(iris):
+        wanted = list(dict.fromkeys(iris))
+        for value in wanted:
             cached = self._labels.get((scope, value))
             if cached is not None and now - cached[1] <= self.max_age:
                 self._labels.move_to_end((scope, value))
@@ -43,7 +44,7 @@ class LabelCache:
                     found[value] = cached[0]
             else:
                 missing.append(value)
-        self.hits += len(iris) - len(missing)
+        self.hits += len(wanted) - len(missing)
         self.misses += len(missing)
         if missing:
             fetched = await fetch(missing)
