@@ -62,6 +62,11 @@ TG = Vocabulary("https://trustgraph.ai/ns/", """
     cacheHit rawSimilarity hydeSimilarity hydeApplied hypotheticalDocument generatedQuery queryStatus
     rrfK rrfScore reranker confidence sourceDensity lowConfidenceWarning retrievalStrategyUsed evidenceNode
     PprSeed pprSeed seedNode seedWeight pprScore chunkSelection chunk rank mentions
+    Community CommunityReport CommunityDetection level member memberCount parentCommunity reportOf summary
+    rating ratingReason keyEntity method embedding resolution seed algorithm factCount entityCount
+    graphFingerprint detectionMode modularity RaptorNode RaptorBuild childNode passageCount
+    GlobalQuestion RaptorQuestion ReportScore ReportSelection TreeVisit NodeSelection reportScore
+    selectedReport report community mapScore treeVisit node expanded selectedNode threshold
 """)
 
 

@@ -17,6 +17,8 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 DEFAULT_GRAPH: None = None
 SOURCE_GRAPH = "urn:graph:source"
 RETRIEVAL_GRAPH = "urn:graph:retrieval"
+COMMUNITY_GRAPH = "urn:graph:community"  # communities and their reports (flow/community)
+RAPTOR_GRAPH = "urn:graph:raptor"  # the RAPTOR summary tree (flow/raptor)
 ALL_GRAPHS = "*"
 
 
