@@ -62,6 +62,11 @@ class RuntimeSettings(BaseSettings):
     search_cache_bytes: int = Field(64 * 2**20, ge=1, description="bytes the in-process search cache holds at most")
     passage_graph_max_age: float = Field(120.0, gt=0, description="seconds a process keeps a collection's "
                                          "passage graph before rebuilding it, if no graph update said sooner")
+    community_resolution: float = Field(1.0, gt=0, description="Leiden resolution of the finest community level "
+                                        "(higher: smaller communities); each level up halves it")
+    community_seed: int = Field(42, description="Leiden's random seed: the same graph and seed give the same communities")
+    derived_settle: float = Field(2.0, ge=0, description="seconds the community and RAPTOR processors wait for "
+                                  "more graph updates to absorb in one refresh after the first")
     embed_batch_window: float = Field(0.02, ge=0, description="seconds the vector processors wait for more "
                                       "messages to index together after a batch's first")
     embed_batch_size: int = Field(64, ge=1, le=1024, description="texts the vector processors index in one batch "

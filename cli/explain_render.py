@@ -15,6 +15,9 @@ RDFS_COMMENT = "http://www.w3.org/2000/01/rdf-schema#comment"
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 DC_TITLE = "http://purl.org/dc/elements/1.1/title"
 SOURCE = "urn:graph:source"
+COMMUNITY = "urn:graph:community"
+RAPTOR = "urn:graph:raptor"
+LISTED = 10  # report scores and tree visits shown per step (a trace records more)
 
 
 # rdf:type → the step name printed in `[step] uri`, most specific first.
@@ -118,16 +121,43 @@ class TraceRenderer:
     async def _exploration(self, uri: str, triples: list[dict]) -> list[str]:
         edges, chunks = objects(triples, uri, TG + "edgeCount"), objects(triples, uri, TG + "chunkCount")
         lines = []
-        if edges:
+        summaries = objects(triples, uri, TG + "reportScore") or objects(triples, uri, TG + "treeVisit")
+        if edges and not summaries:
             seeds = objects(triples, uri, TG + "entity")
             lines.append(f"    Explored {text(edges[0])} edge(s) from {len(seeds)} seed entit(ies)")
         if chunks:
             lines.append(f"    Retrieved {text(chunks[0])} chunk(s)")
             for chunk in objects(triples, uri, TG + "selectedChunk"):
                 lines.append(f"      Chunk: {await self.chunk_chain(chunk)}")
+        lines += [f"    ({text(note)})" for note in objects(triples, uri, RDFS_COMMENT)]
+        scores = ranked(triples, objects(triples, uri, TG + "reportScore"))
+        for node in scores[:LISTED]:
+            lines.append(f"      #{value(triples, node, 'rank')} {value(triples, node, 'mapScore')} "
+                         f"{value(triples, node, RDFS_LABEL)} (level {value(triples, node, 'level')})")
+            lines.append(f"        Reason: {value(triples, node, 'reasoning')}")
+        visits = ranked(triples, objects(triples, uri, TG + "treeVisit"))
+        if visits:
+            lines.append(f"    Tree walk (expanding branches scoring ≥ {value(triples, uri, 'threshold')}):")
+        for node in visits[:LISTED * 3]:
+            target = objects(triples, node, TG + "node")
+            mark = "expanded" if value(triples, node, "expanded") == "true" else "not expanded"
+            name = await self.derived_label(target[0], RAPTOR) if target else "?"
+            lines.append(f"      level {value(triples, node, 'level')} {value(triples, node, 'score')} {name}: {mark}")
         return lines
 
+    async def derived_label(self, term: dict, graph: str) -> str:
+        """The rdfs:label of a community report or RAPTOR node, from the graph it lives in."""
+        iri = term.get("i", "")
+        if iri not in self.labels:
+            found = await self._match(s=term, p={"t": "i", "i": RDFS_LABEL}, g=graph)
+            self.labels[iri] = text(found[0]["o"]) if found else iri
+        return self.labels[iri]
+
     async def _focus(self, uri: str, triples: list[dict]) -> list[str]:
+        reports = ranked(triples, objects(triples, uri, TG + "selectedReport"))
+        nodes = ranked(triples, objects(triples, uri, TG + "selectedNode"))
+        if reports or nodes:
+            return await self._kept_summaries(uri, triples, reports, nodes)
         selections = objects(triples, uri, TG + "selectedEdge")
         lines = [f"    Selected {len(selections)} edge(s)"]
         lines += [f"    ({text(note)})" for note in objects(triples, uri, RDFS_COMMENT)]
@@ -140,6 +170,45 @@ class TraceRenderer:
             lines += [f"        Reason: {text(r)}" for r in objects(triples, selection["i"], TG + "reasoning")]
             lines.append(f"        Source: {await self.source_chain(edge[0])}")
         return lines
+
+
+    async def _kept_summaries(self, uri: str, triples: list[dict], reports: list[str], nodes: list[str]) -> list[str]:
+        """A global answer's kept reports (each with where its facts came from), or a RAPTOR answer's
+        kept summaries and passages."""
+        lines = [f"    ({text(note)})" for note in objects(triples, uri, RDFS_COMMENT)]
+        for node in reports:
+            report = objects(triples, node, TG + "report")
+            if not report:
+                continue
+            lines.append(f"      Report: {await self.derived_label(report[0], COMMUNITY)} "
+                         f"[score {value(triples, node, 'score')}]")
+            lines.append(f"        Reason: {value(triples, node, 'reasoning')}")
+            facts = await self._match(s=report[0], p={"t": "i", "i": PROV + "wasDerivedFrom"}, g=COMMUNITY)
+            if facts:
+                lines.append(f"        Source: {await self.source_chain(facts[0]['o'])}")
+        for node in nodes:
+            target = objects(triples, node, TG + "node")
+            if target:
+                lines.append(f"      Summary: {await self.derived_label(target[0], RAPTOR)} "
+                             f"[level {value(triples, node, 'level')}, score {value(triples, node, 'score')}]")
+        for node in ranked(triples, objects(triples, uri, TG + "chunkSelection")):
+            chunk = objects(triples, node, TG + "chunk")
+            if chunk:
+                lines.append(f"      Chunk: {await self.chunk_chain(chunk[0])} [score {value(triples, node, 'score')}]")
+        return lines
+
+
+def value(triples: list[dict], subject: dict | str, predicate: str) -> str:
+    """The first value of a property (a tg: local name, or a full IRI), '' when absent."""
+    subject = subject if isinstance(subject, str) else subject.get("i", "")
+    found = objects(triples, subject, predicate if ":" in predicate else TG + predicate)
+    return text(found[0]) if found else ""
+
+
+def ranked(triples: list[dict], nodes: list[dict]) -> list[str]:
+    """Selection or score nodes in the order of their tg:rank (the order the live stream had)."""
+    iris = [n["i"] for n in nodes if n.get("i")]
+    return sorted(iris, key=lambda n: int(value(triples, n, "rank") or 0))
 
 
 def _analysis(uri: str, triples: list[dict]) -> list[str]:

@@ -1,5 +1,6 @@
 """`tg-search`: ask the hardened retrieval service (routing, vector + BM25 + graph walk + NL→SPARQL
-fused by RRF, reranked) and print the answer with its confidence block and the evidence under it."""
+fused by RRF, reranked; or, for corpus-wide questions, map-reduce over community reports or a walk
+down the RAPTOR tree) and print the answer with its confidence block and the evidence under it."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 from tracegraph.cli._client import add_collection_arguments, command_parser, run
 from tracegraph.cli.api import Api
 from tracegraph.cli.rag_output import add_answer_arguments, print_answer
-from tracegraph.schemas.search import STRATEGIES
+from tracegraph.schemas.search import STRATEGIES, WHOLE_ANSWER_STRATEGIES
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -18,8 +19,13 @@ def main(argv: list[str] | None = None) -> int:
                        "with a confidence score and the evidence behind it.")
     add_answer_arguments(p)
     add_collection_arguments(p)
-    p.add_argument("--strategy", dest="strategies", action="append", choices=STRATEGIES,
-                   help="run only these strategies (repeat the option); default: the query router chooses")
+    p.add_argument("--strategy", dest="strategies", action="append", choices=[*STRATEGIES, *WHOLE_ANSWER_STRATEGIES],
+                   help="run only these strategies (repeat the option); default: the query router chooses. "
+                        "'global' answers from community reports (map-reduce) and 'raptor' by walking the "
+                        "RAPTOR summary tree; each of those answers on its own")
+    p.add_argument("--global", dest="global_search", action=argparse.BooleanOptionalAction, default=None,
+                   help="answer from community reports (--global), or never (--no-global) [default: for "
+                        "strategic questions, when the collection has community reports]")
     p.add_argument("-k", "--top-k", type=int, help="facts the answer rests on [10]")
     p.add_argument("--hops", type=int, choices=[1, 2, 3], help="graph walk depth [by query type]")
     p.add_argument("--rrf-k", type=int, help="Reciprocal Rank Fusion constant [60]")
@@ -34,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
 
     async def body(api: Api) -> None:
         fields = {"strategies": args.strategies, "top-k": args.top_k, "hops": args.hops, "rrf-k": args.rrf_k,
-                  "hyde": args.hyde, "use-cache": False if args.no_cache else None}
+                  "hyde": args.hyde, "use-cache": False if args.no_cache else None, "global": args.global_search}
         fields = {k: v for k, v in fields.items() if v is not None}
         if args.json:
             print(json.dumps(await ask_json(api, args, fields), indent=2))

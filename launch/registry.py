@@ -27,6 +27,8 @@ PROCESSORS: dict[str, str] = {
     "chunker": "tracegraph.flow.chunker:ChunkerProcessor",
     "graph-rag": "tracegraph.flow.graph_rag.processor:GraphRagProcessor",
     "search": "tracegraph.flow.search.processor:SearchProcessor",
+    "community": "tracegraph.flow.derived.community:CommunityProcessor",
+    "raptor": "tracegraph.flow.derived.raptor:RaptorProcessor",
     "document-rag": "tracegraph.flow.document_rag.processor:DocumentRagProcessor",
     "agent": "tracegraph.flow.agent.processor:AgentProcessor",
     "explainability": "tracegraph.flow.explainability:ExplainabilityWriter",

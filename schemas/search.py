@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from tracegraph.schemas.base import Message, ServiceResponse
 from tracegraph.schemas.fields import Question
@@ -13,14 +13,16 @@ from tracegraph.schemas.ingest import Metadata
 from tracegraph.schemas.retrieval import RagRequest, RagResponse
 from tracegraph.schemas.rdf import Triple, TripleList
 
-STRATEGIES = ("vector", "bm25", "graph", "sparql", "ppr")
-Strategy = Literal["vector", "bm25", "graph", "sparql", "ppr"]
+STRATEGIES = ("vector", "bm25", "graph", "sparql", "ppr")  # the hybrid ones, fused by RRF
+WHOLE_ANSWER_STRATEGIES = ("global", "raptor")  # each answers on its own: community map-reduce, the RAPTOR tree
+Strategy = Literal["vector", "bm25", "graph", "sparql", "ppr", "global", "raptor"]
 
 
 class GraphUpdate(Message):
     """What a write or a removal changed in a collection's knowledge graph (default graph only), sent
     by the triples writer once the change is stored. `nodes` are the IRIs whose neighbourhood
-    changed; `everything` stands for a change too large to list (every cached entry is stale)."""
+    changed; `everything` stands for a change too large to list (every cached entry is stale).
+    Derived graphs (communities, the RAPTOR tree) never cause one."""
 
     schema_name: ClassVar[str] = "graph-update"
 
@@ -29,6 +31,7 @@ class GraphUpdate(Message):
     removed: TripleList = []
     nodes: list[str] = []
     everything: bool = False
+    passages: list[str] = []  # chunks whose records were added or removed (the RAPTOR tree follows them)
 
 
 class KeywordQueryRequest(Message):
@@ -57,16 +60,28 @@ class KeywordQueryResponse(ServiceResponse):
 
 class SearchRequest(RagRequest):
     """A question for the hardened pipeline. Unset fields take the processor's defaults; `strategies`
-    unset lets the query router choose."""
+    unset lets the query router choose. `global` (or the strategy "global") answers by map-reduce
+    over community reports, the strategy "raptor" by walking the RAPTOR summary tree."""
 
     schema_name: ClassVar[str] = "search-request"
 
     strategies: list[Strategy] | None = None
+    global_search: bool | None = Field(None, alias="global")  # None: the router sends strategic questions there
     top_k: int | None = Field(None, alias="top-k", ge=1, le=100)
     hops: int | None = Field(None, ge=1, le=3)
     rrf_k: int | None = Field(None, alias="rrf-k", ge=1, le=10_000)
     hyde: bool | None = None  # None: when the best raw similarity is below the threshold
     use_cache: bool = Field(True, alias="use-cache")
+
+    @model_validator(mode="after")
+    def _whole_answers_alone(self) -> "SearchRequest":
+        chosen = set(self.strategies or ())
+        alone = chosen & set(WHOLE_ANSWER_STRATEGIES)
+        if alone and len(chosen) > 1:
+            raise ValueError(f"strategy {sorted(alone)[0]!r} answers on its own: do not combine it with other strategies")
+        if self.global_search and chosen and chosen != {"global"}:
+            raise ValueError("`global: true` answers from community reports: leave `strategies` unset")
+        return self
 
 
 class Confidence(Message):

@@ -99,3 +99,38 @@ class DocumentRemovalResponse(ServiceResponse):
     chunks: list[str] = []
     orphaned_entities: list[str] = []  # entities nothing else mentions any more
     is_final: bool = False
+
+
+# Graphs a processor derives from the collection and rewrites as it changes; the writer edits only these.
+DERIVED_GRAPHS = ("urn:graph:community", "urn:graph:raptor")
+MAX_EDIT_TRIPLES = 200_000
+
+
+class GraphEditRequest(Message):
+    """Rewrite part of a derived graph in one confirmed step: every triple of `drop_subjects` (or of
+    the whole graph, with `drop_all`) goes, then `add` is stored. The community and RAPTOR processors
+    ask for it and acknowledge their input only once it answered, so a kill loses nothing."""
+
+    schema_name: ClassVar[str] = "graph-edit-request"
+
+    graph: Literal["urn:graph:community", "urn:graph:raptor"]
+    drop_subjects: list[Annotated[str, Field(min_length=1)]] = Field([], max_length=MAX_EDIT_TRIPLES)
+    drop_all: bool = False
+    add: TripleList = Field([], max_length=MAX_EDIT_TRIPLES)
+    user: str = "default"
+    collection: str = "default"
+
+    @model_validator(mode="after")
+    def _only_this_graph(self) -> "GraphEditRequest":
+        stray = next((t for t in self.add if t.g != self.graph), None)
+        if stray is not None:
+            raise ValueError(f"every added triple must be in {self.graph}, not {stray.g or 'the default graph'}")
+        return self
+
+
+class GraphEditResponse(ServiceResponse):
+    schema_name: ClassVar[str] = "graph-edit-response"
+
+    removed: int = 0
+    added: int = 0
+    end_of_stream: bool = False

@@ -15,15 +15,14 @@ from tracegraph.base.llm.completion import Completion
 from tracegraph.base.provenance import docrag
 from tracegraph.base.provenance import query as prov
 from tracegraph.base.provenance.query import Usage
-from tracegraph.base.provenance.vocab import DC
 from tracegraph.base.provenance.passages import chunk_selection_triples, seed_triples
 from tracegraph.base.retrieval.names import question_names
 from tracegraph.base.retrieval.passage_graph import passage_graph_of
 from tracegraph.base.retrieval.ppr import PassageRanking, PprLimits, rank_passages
+from tracegraph.base.retrieval.titles import document_titles
 from tracegraph.base.retrieval.tools import RetrievalTools, RetrievedChunk
 from tracegraph.flow.document_rag import excerpts
 from tracegraph.flow.graph_rag.pipeline import OFFLINE_NOTE, Chunk, Explain, Finished, Step, retrieval_text
-from tracegraph.schemas.rdf import LiteralTerm, iri
 
 GROUNDING_METHOD = "the question itself, embedded as one query vector, and the names it mentions"
 OFFLINE_METHOD = f"{OFFLINE_NOTE}: the sentences of the retrieved chunks most similar to the question, quoted"
@@ -149,16 +148,7 @@ class DocumentRagPipeline:
         return select_chunks(chunks, limit)
 
     async def _titles(self, chunks: Sequence[RetrievedChunk], known: dict[str, str]) -> dict[str, str]:
-        """dc:title of each chunk's document (the document id when it has none); titles the passage
-        graph already holds (`known`) are not looked up again."""
-        titles: dict[str, str] = {}
-        for document in dict.fromkeys(c.document for c in chunks if c.document):
-            if document in known:
-                titles[document] = known[document]
-                continue
-            found = await self.tools.match(s=iri(document), p=DC.title, limit=1)
-            titles[document] = found[0].o.value if found and isinstance(found[0].o, LiteralTerm) else document
-        return titles
+        return await document_titles(self.tools, (c.document for c in chunks if c.document), known)
 
     async def _synthesise(self, question: str, vector: Sequence[float], chunks: Sequence[RetrievedChunk],
                           titles: dict[str, str], streaming: bool, result: _Synthesis) -> AsyncIterator[Chunk]:

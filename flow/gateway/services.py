@@ -9,6 +9,7 @@ from tracegraph.base.bus.topic import (
 from tracegraph.schemas.agent import AgentRequest, AgentResponse
 from tracegraph.schemas.base import Message, Ping, Pong, ServiceResponse
 from tracegraph.schemas.config import ConfigRequest, ConfigResponse, FlowRequest, FlowResponse
+from tracegraph.schemas.derived import DerivedRequest, DerivedResponse
 from tracegraph.schemas.embeddings import (
     EmbeddingsRequest, EmbeddingsResponse, PassageKeywordRequest, PassageKeywordResponse, VectorQueryRequest,
     VectorQueryResponse,
@@ -44,6 +45,8 @@ FLOW_SERVICES: dict[str, tuple[type[Message], type[ServiceResponse]]] = {
     "search": (SearchRequest, SearchResponse),
     "keyword-query": (KeywordQueryRequest, KeywordQueryResponse),
     "passage-keywords": (PassageKeywordRequest, PassageKeywordResponse),
+    "community": (DerivedRequest, DerivedResponse),
+    "raptor": (DerivedRequest, DerivedResponse),
 }
 
 # POST /api/v1/{kind}?flow=F: the reasoning service's short routes (RSN-12) for flow services.

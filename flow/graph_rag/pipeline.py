@@ -290,7 +290,13 @@ class GraphRagPipeline:
                          into: "Synthesised") -> AsyncIterator[Chunk]:
         """The answer's chunks, when streaming (otherwise the whole answer travels in the final
         message); the whole answer, its LLM use and method are left in `into`."""
-        async for piece in self._synthesise(session, question, selected, streaming):
+        async for piece in self._collect(session, self._synthesise(session, question, selected, streaming),
+                                         streaming, into):
+            yield piece
+
+    async def _collect(self, session: _Session, pieces: AsyncIterator[Chunk | Completion], streaming: bool,
+                       into: "Synthesised") -> AsyncIterator[Chunk]:
+        async for piece in pieces:
             if isinstance(piece, Completion):
                 into.answer, into.method = piece.text, f"LLM ({piece.model})"
                 into.usage = Usage(piece.in_token, piece.out_token, piece.model)
@@ -300,6 +306,24 @@ class GraphRagPipeline:
                     yield piece
         session.usage += into.usage or Usage()
 
+    async def _generate(self, system: str, prompt: str, streaming: bool) -> AsyncIterator[Chunk | Completion]:
+        """The LLM's answer as chunks (streamed, or whole) and then its Completion; nothing, and
+        `self.llm` cleared, when no LLM is configured."""
+        try:
+            if streaming:
+                async for piece in self.tools.stream(system, prompt):
+                    if isinstance(piece, Completion):
+                        yield Chunk("", end_of_stream=True)
+                        yield piece
+                    else:
+                        yield Chunk(piece)
+                return
+            done = await self.tools.complete(system, prompt)
+            yield Chunk(done.text, end_of_stream=True)
+            yield done
+        except LlmUnavailable:
+            self.llm = False
+
     async def _synthesise(self, session: _Session, question: str, selected: list[SelectedEdge],
                           streaming: bool) -> AsyncIterator[Chunk | Completion]:
         facts = [" ".join([await self._label(session, e.s), await self._label(session, e.p),
@@ -308,21 +332,10 @@ class GraphRagPipeline:
             system = ("Answer the question using only the knowledge statements given. If they do not contain "
                       "the answer, say so.")
             prompt = f"Question: {question}\nKnowledge statements:\n" + "\n".join(f"- {f}" for f in facts)
-            try:
-                if streaming:
-                    async for piece in self.tools.stream(system, prompt):
-                        if isinstance(piece, Completion):
-                            yield Chunk("", end_of_stream=True)
-                            yield piece
-                        else:
-                            yield Chunk(piece)
-                    return
-                done = await self.tools.complete(system, prompt)
-                yield Chunk(done.text, end_of_stream=True)
-                yield done
+            async for piece in self._generate(system, prompt, streaming):
+                yield piece
+            if self.llm:
                 return
-            except LlmUnavailable:
-                self.llm = False
         if facts:
             text = ("Offline answer (no LLM configured), quoting the knowledge graph's facts most related to the "
                     "question:\n" + "\n".join(f"- {f.rstrip('.')}." for f in facts[:10]))

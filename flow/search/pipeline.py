@@ -12,7 +12,6 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Sequence
-from dataclasses import dataclass
 
 from tracegraph.base.errors import LlmUnavailable
 from tracegraph.base.provenance import query as prov
@@ -22,42 +21,29 @@ from tracegraph.base.provenance.uris import entity_uri
 from tracegraph.base.retrieval import router
 from tracegraph.base.retrieval.cache import SubgraphCache, cache_key
 from tracegraph.base.retrieval.nl_sparql import SchemaSummary
-from tracegraph.base.retrieval.confidence import ConfidenceBlock, Support, assess
+from tracegraph.base.retrieval.confidence import Support, assess
 from tracegraph.base.retrieval.fusion import Fused, reciprocal_rank_fusion
 from tracegraph.base.retrieval.rerank import Reranker
 from tracegraph.flow.graph_rag.pipeline import (
-    Explain, Finished, GraphRagPipeline, Synthesised, _Session, merged_sources, retrieval_text,
+    Explain, GraphRagPipeline, Synthesised, _Session, merged_sources, retrieval_text,
 )
 from tracegraph.flow.graph_rag.pipeline import Limits as GraphRagLimits
 from tracegraph.base.provenance.passages import seed_triples
-from tracegraph.base.provenance.vocab import PROV
+from tracegraph.base.provenance.global_search import typed_question_triples
+from tracegraph.base.provenance.vocab import PROV, TG
 from tracegraph.base.retrieval.names import question_names
 from tracegraph.base.retrieval.passage_graph import passage_graph_of, passages_of
 from tracegraph.base.retrieval.ppr import Seed
 from tracegraph.flow.search import strategies as st
+from tracegraph.flow.search.global_search import GlobalAnswer, ReportShelf
+from tracegraph.flow.search.raptor_search import RaptorAnswer, TreeShelf
+from tracegraph.flow.search.results import EvidenceItem, SearchFinished
 from tracegraph.flow.search.strategies import Context, Limits, Run
 from tracegraph.schemas.rdf import Triple, iri, node_iris
 
 # A node every graph update touches: entries that depend on the whole collection (its schema) use it.
 ANY_CHANGE = "urn:tracegraph:cache:any-change"
 NOT_CACHED = ("vector", "bm25", "ppr")  # index lookups (ppr: over the passage graph, which has its own cache)
-
-
-@dataclass(frozen=True, slots=True)
-class EvidenceItem:
-    triple: Triple
-    text: str
-    score: float
-    rrf: float
-    ranks: dict[str, int]
-    sources: list[str]
-
-
-@dataclass(frozen=True, slots=True)
-class SearchFinished(Finished):
-    confidence: ConfidenceBlock | None = None
-    evidence: tuple[EvidenceItem, ...] = ()
-    query_type: str = ""
 
 
 class RememberedEmbeddings:
@@ -82,11 +68,14 @@ class RememberedEmbeddings:
 class SearchPipeline(GraphRagPipeline):
     def __init__(self, tools, limits: Limits, *, reranker: Reranker, cache: SubgraphCache | None = None,
                  scope: tuple[str, str] = ("default", "default"), strategies: Sequence[str] | None = None,
-                 hyde: bool | None = None) -> None:
+                 hyde: bool | None = None, global_search: bool | None = None, shelf: ReportShelf | None = None,
+                 tree: TreeShelf | None = None) -> None:
         super().__init__(tools, GraphRagLimits())
         self.search_limits = limits
         self.reranker, self.cache, self.scope = reranker, cache, scope
         self.strategies, self.hyde = tuple(strategies) if strategies else None, hyde
+        self.global_search = global_search  # None: when the router finds the question strategic
+        self.shelf, self.tree = shelf or ReportShelf(), tree or TreeShelf()
 
     def question_triples(self, q_uri: str, question: str, parent_uri: str | None) -> list[Triple]:
         return [*super().question_triples(q_uri, question, parent_uri), *trace.search_question_triples(q_uri)]
@@ -99,9 +88,17 @@ class SearchPipeline(GraphRagPipeline):
         planned = self.strategies or route.strategies
         ctx = await self.context(searched, route, session)
         g_uri = prov.step_uri("grounding", sid)
-        yield Explain(g_uri, [*prov.grounding_triples(g_uri, q_uri, [*ctx.names, question], usage, route.method,
-                                                      query=question),
-                              *trace.routing_triples(g_uri, route.query_type, planned)])
+        grounding = prov.grounding_triples(g_uri, q_uri, [*ctx.names, question], usage, route.method, query=question)
+        answered_by = await self._answered_by(route)
+        if answered_by:
+            kind = TG.GlobalQuestion if answered_by == "global" else TG.RaptorQuestion
+            yield Explain(g_uri, [*grounding, *trace.routing_triples(g_uri, route.query_type, [answered_by]),
+                                  *typed_question_triples(q_uri, kind)])
+            answer = (GlobalAnswer(self, self.shelf) if answered_by == "global" else RaptorAnswer(self, self.tree))
+            async for step in answer.steps(session, q_uri, question, searched, g_uri, route.query_type, streaming):
+                yield step
+            return
+        yield Explain(g_uri, [*grounding, *trace.routing_triples(g_uri, route.query_type, planned)])
 
         runs, records = await self.retrieve(ctx, planned, limits.hops or route.hops)
         for run in runs.values():
@@ -155,6 +152,18 @@ class SearchPipeline(GraphRagPipeline):
                                                         block.low_confidence_warning)])
         yield SearchFinished(session.usage, merged_sources(documents), answer, block, tuple(evidence),
                              route.query_type)
+
+    async def _answered_by(self, route: router.Route) -> str | None:
+        """"global" or "raptor" when one of them answers instead of the hybrid strategies: when asked
+        for, or for a strategic question (unless the request said `global: false`) in a collection
+        that has community reports."""
+        if self.strategies in (("global",), ("raptor",)):
+            return self.strategies[0]
+        if self.global_search:
+            return "global"
+        if self.global_search is None and self.strategies is None and route.query_type == "strategic":
+            return "global" if await self.shelf.reports(self.scope, self.tools) else None
+        return None
 
     async def context(self, question: str, route: router.Route, session: _Session | None = None) -> Context:
         """What every strategy starts from: the entities the question names, and its embedding (the

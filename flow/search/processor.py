@@ -15,7 +15,10 @@ from tracegraph.base.retrieval.cache import cache_for
 from tracegraph.base.retrieval.rerank import EmbeddingReranker, EndpointReranker
 from tracegraph.base.specs import Service
 from tracegraph.flow.retrieval_tools import RetrievingProcessor
-from tracegraph.flow.search.pipeline import ANY_CHANGE, RememberedEmbeddings, SearchFinished, SearchPipeline
+from tracegraph.flow.search.global_search import ReportShelf
+from tracegraph.flow.search.pipeline import ANY_CHANGE, RememberedEmbeddings, SearchPipeline
+from tracegraph.flow.search.raptor_search import TreeShelf
+from tracegraph.flow.search.results import SearchFinished
 from tracegraph.flow.search.strategies import Limits
 from tracegraph.schemas.search import Confidence, Evidence, GraphUpdate, SearchRequest, SearchResponse
 
@@ -30,6 +33,7 @@ class SearchProcessor(RetrievingProcessor):
 
     async def start(self) -> None:
         self.cache = cache_for(self.settings)
+        self.shelf, self.tree = ReportShelf(), TreeShelf()
         self._stack.push_async_callback(self.cache.aclose)
         url = self.settings.rerank_url
         self.cross_encoder = EndpointReranker(url, self.settings.rerank_model) if url else None
@@ -51,7 +55,8 @@ class SearchProcessor(RetrievingProcessor):
                      if v is not None}
         pipeline = SearchPipeline(tools, replace(self.limits, **overrides), reranker=reranker,
                                   cache=self.cache if req.use_cache else None, scope=(req.user, req.collection),
-                                  strategies=req.strategies, hyde=req.hyde)
+                                  strategies=req.strategies, hyde=req.hyde, global_search=req.global_search,
+                                  shelf=self.shelf, tree=self.tree)
         finished: list[SearchFinished] = []
 
         async def steps():

@@ -13,21 +13,23 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 from tracegraph.base.flow import Flow
 from tracegraph.base.processor import FlowProcessor
 from tracegraph.base.specs import Consumer, Producer, Service
-from tracegraph.base.stores.protocol import CollectionRef, TripleStore
+from tracegraph.base.provenance.vocab import RDF, TG
+from tracegraph.base.stores.protocol import SOURCE_GRAPH, CollectionRef, TripleStore
 from tracegraph.base.stores.terms import read_nquads
 from tracegraph.base.stores.triples_registry import triple_store_for
 from tracegraph.flow.triples.removal import remove_document
 from tracegraph.schemas.ingest import Metadata, Triples, TriplesBatch
-from tracegraph.schemas.rdf import Triple, node_iris
+from tracegraph.schemas.rdf import Triple, iri, node_iris
 from tracegraph.schemas.search import GraphUpdate
 from tracegraph.schemas.triples import (
-    DocumentRemovalRequest, DocumentRemovalResponse, SparqlQueryRequest, SparqlQueryResponse,
-    TriplesQueryRequest, TriplesQueryResponse,
+    DocumentRemovalRequest, DocumentRemovalResponse, GraphEditRequest, GraphEditResponse, SparqlQueryRequest,
+    SparqlQueryResponse, TriplesQueryRequest, TriplesQueryResponse,
 )
 
 log = logging.getLogger(__name__)
 
 UPDATE_BATCH = 5000  # triples per GraphUpdate: a bulk load becomes many modest messages
+_WHOLE_GRAPH = 10_000_000
 
 
 def _ref(meta: Metadata | TriplesQueryRequest | SparqlQueryRequest | DocumentRemovalRequest) -> CollectionRef:
@@ -42,15 +44,22 @@ def _batches(triples: Sequence[Triple]) -> list[list[Triple]]:
     return [list(triples[i:i + UPDATE_BATCH]) for i in range(0, len(triples), UPDATE_BATCH)]
 
 
+def new_passages(triples: Iterable[Triple]) -> list[str]:
+    """The chunks whose records these triples create (the chunker's `a tg:Chunk` in the source graph)."""
+    return [t.s.iri for t in triples
+            if t.g == SOURCE_GRAPH and t.p == RDF.type and t.o == TG.Chunk and hasattr(t.s, "iri")]
+
+
 def graph_updates(meta: Metadata, *, added: Sequence[Triple] = (), removed: Sequence[Triple] = (),
-                  nodes: Sequence[str] = ()) -> list[GraphUpdate]:
+                  nodes: Sequence[str] = (), passages: Sequence[str] = ()) -> list[GraphUpdate]:
     """The events announcing a stored change, at most UPDATE_BATCH triples each; [] for no change.
-    Extra `nodes` (e.g. orphaned entities) ride on the last event."""
+    Extra `nodes` (e.g. orphaned entities) and the `passages` added or removed ride on the last event."""
     updates = [GraphUpdate(metadata=meta, added=part, nodes=node_iris(part)) for part in _batches(added)]
     updates += [GraphUpdate(metadata=meta, removed=part, nodes=node_iris(part)) for part in _batches(removed)]
-    if nodes:
+    if nodes or passages:
         last = updates.pop() if updates else GraphUpdate(metadata=meta)
-        updates.append(last.model_copy(update={"nodes": list(dict.fromkeys([*last.nodes, *nodes]))}))
+        updates.append(last.model_copy(update={"nodes": list(dict.fromkeys([*last.nodes, *nodes])),
+                                               "passages": list(dict.fromkeys(passages))}))
     return updates
 
 
@@ -61,6 +70,7 @@ class TriplesProcessor(FlowProcessor):
     query = Service("query", TriplesQueryRequest, TriplesQueryResponse, prefetch=32)
     sparql = Service("sparql", SparqlQueryRequest, SparqlQueryResponse, prefetch=8)
     remove = Service("remove", DocumentRemovalRequest, DocumentRemovalResponse, prefetch=2)
+    edit = Service("edit", GraphEditRequest, GraphEditResponse, prefetch=2)
     updates = Producer("graph-updates", GraphUpdate)
 
     def __init__(self, *args, **kwargs) -> None:
@@ -81,13 +91,15 @@ class TriplesProcessor(FlowProcessor):
     @input.handler
     async def write(self, message: Triples, flow: Flow) -> None:
         await self.store.add(_ref(message.metadata), message.triples)
-        await self.announce(flow, graph_updates(message.metadata, added=_in_default_graph(message.triples)))
+        await self.announce(flow, graph_updates(message.metadata, added=_in_default_graph(message.triples),
+                                                passages=new_passages(message.triples)))
 
     @bulk.handler
     async def write_bulk(self, message: TriplesBatch, flow: Flow) -> None:
         await self.store.add_nquads(_ref(message.metadata), message.nquads)
-        added = _in_default_graph(await asyncio.to_thread(read_nquads, message.nquads))
-        await self.announce(flow, graph_updates(message.metadata, added=added))
+        quads = await asyncio.to_thread(read_nquads, message.nquads)
+        await self.announce(flow, graph_updates(message.metadata, added=_in_default_graph(quads),
+                                                passages=new_passages(quads)))
 
     @query.handler
     async def answer_query(self, req: TriplesQueryRequest, flow: Flow) -> AsyncIterator[TriplesQueryResponse]:
@@ -109,8 +121,23 @@ class TriplesProcessor(FlowProcessor):
     async def forget(self, req: DocumentRemovalRequest, flow: Flow) -> AsyncIterator[DocumentRemovalResponse]:
         removal = await remove_document(self.store, _ref(req), req.document)
         meta = Metadata(id=req.document, root=req.document, user=req.user, collection=req.collection)
-        await self.announce(flow, graph_updates(meta, removed=removal.facts, nodes=removal.orphaned_entities))
+        await self.announce(flow, graph_updates(meta, removed=removal.facts, nodes=removal.orphaned_entities,
+                                                passages=removal.chunks))
         log.info("removed %s from %s/%s: %d quads, %d chunks, %d orphaned entities", req.document, req.user,
                  req.collection, removal.removed, len(removal.chunks), len(removal.orphaned_entities))
         yield DocumentRemovalResponse(removed=removal.removed, chunks=removal.chunks,
                                       orphaned_entities=removal.orphaned_entities)
+
+    @edit.handler
+    async def edit_graph(self, req: GraphEditRequest, flow: Flow) -> AsyncIterator[GraphEditResponse]:
+        """Drop, then add, in a derived graph. No graph-update event: nothing derived from the default
+        graph changes, and a processor must not be woken by its own writes."""
+        ref, doomed = _ref(req), []
+        if req.drop_all:
+            doomed = await self.store.match(ref, g=req.graph, limit=_WHOLE_GRAPH)
+        else:
+            for subject in dict.fromkeys(req.drop_subjects):
+                doomed += await self.store.match(ref, s=iri(subject), g=req.graph, limit=_WHOLE_GRAPH)
+        removed = await self.store.remove(ref, doomed) if doomed else 0
+        added = await self.store.add(ref, req.add) if req.add else 0
+        yield GraphEditResponse(removed=removed, added=added)

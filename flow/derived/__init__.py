@@ -1,0 +1,1 @@
+"""Structures derived from a collection's graph and kept current: communities and the RAPTOR tree."""

@@ -1,0 +1,166 @@
+"""community: each collection's hierarchical Leiden communities and their reports (RSN-14, RSN-15),
+kept in urn:graph:community for global search.
+
+On graph updates only the communities holding changed entities are re-detected
+(base/communities/detect.update), and only communities whose members changed get a new report;
+a community whose members stayed but whose parent changed is rewritten without a new report.
+Reports are written by the LLM when one is configured, else offline by extraction (each says which).
+Every detection run is recorded (algorithm, resolution, seed, how many facts, their fingerprint)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import AsyncIterator, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from tracegraph.base.communities import reports as rp
+from tracegraph.base.communities.detect import ID_PREFIX, Community, DetectionParams, Hierarchy, detect, modularity, update
+from tracegraph.base.communities.graph import FactGraph, fact_graph
+from tracegraph.base.communities.rdf import (
+    community_triples, detection_triples, graph_fingerprint, read_hierarchy, report_triples, report_uri,
+)
+from tracegraph.base.errors import LlmUnavailable
+from tracegraph.base.provenance.query import now
+from tracegraph.base.provenance.vocab import RDF, TG
+from tracegraph.base.stores.protocol import COMMUNITY_GRAPH
+from tracegraph.flow.derived.maintainer import MAX_ROWS, Changes, DerivedIndexProcessor, Scope, runs_of
+from tracegraph.schemas.rdf import Triple
+from tracegraph.schemas.search import GraphUpdate
+
+log = logging.getLogger(__name__)
+LLM_REPORTS_AT_ONCE = 4
+
+
+@dataclass
+class CommunityState:
+    """A collection's communities as stored, and which detection run wrote each."""
+
+    hierarchy: Hierarchy | None = None
+    run_of: dict[str, str] = field(default_factory=dict)  # community id -> detection run IRI
+    reports: int = 0
+
+
+def run_uri() -> str:
+    return f"urn:trustgraph:community-detection:{uuid.uuid4()}"
+
+
+class CommunityProcessor(DerivedIndexProcessor):
+    name = "community"
+    graph = COMMUNITY_GRAPH
+
+    async def start(self) -> None:
+        self.params = DetectionParams(resolution=self.settings.community_resolution, seed=self.settings.community_seed)
+        self.states: dict[Scope, CommunityState] = {}
+        await super().start()
+
+    def relevant(self, update: GraphUpdate) -> bool:
+        return bool(update.added or update.removed or update.everything)
+
+    async def refresh(self, tools, scope: Scope, changes: Changes) -> str:
+        state = await self._state(tools, scope)
+        facts = await tools.match(limit=MAX_ROWS)
+        graph = fact_graph(facts)
+        if state.hierarchy is None or not state.hierarchy.levels or changes.everything:
+            async for _ in self._full(tools, scope, facts, graph):
+                pass
+            return "full"
+        started = now()
+        result = update(state.hierarchy, graph, changes.nodes, self.params)
+        if not result.added and not result.removed:
+            return "unchanged"
+        previous = {c.id: c for c in state.hierarchy.communities()}
+        rewritten = [c for c in result.hierarchy.communities()
+                     if c.id not in previous or (previous[c.id].parent, previous[c.id].children) != (c.parent, c.children)]
+        renewed = [c for c in rewritten if c.id not in previous]
+        reports = await self._reports(tools, scope, graph, renewed)
+        run = run_uri()
+        run_of = {c.id: state.run_of.get(c.id, run) for c in result.hierarchy.communities()}
+        run_of.update({c.id: run for c in rewritten})
+        stale_runs = set(state.run_of.values()) - set(run_of.values())
+        add = [*detection_triples(run, self.params, "incremental", started, now(), graph.fact_count,
+                                  len(graph.entities), graph_fingerprint(facts), _modularity(graph, result.hierarchy)),
+               *[t for c in rewritten for t in community_triples(c, run)],
+               *[t for report, vector in reports for t in report_triples(report, run, vector)]]
+        drop = [*[c.id for c in result.removed], *[report_uri(c.id) for c in result.removed],
+                *[c.id for c in rewritten], *[report_uri(c.id) for c in renewed], *stale_runs]
+        await self.save(tools, drop=drop, add=add)
+        self.states[scope] = CommunityState(result.hierarchy, run_of,
+                                            state.reports + len(reports) - len(result.removed))
+        log.info("community: %s/%s: %d communities re-detected, %d new, %d gone", *scope,
+                 len(result.affected_level0_ids), len(renewed), len(result.removed))
+        return "incremental"
+
+    async def rebuild(self, tools, scope: Scope) -> AsyncIterator[str]:
+        facts = await tools.match(limit=MAX_ROWS)
+        yield f"read {len(facts):,} triples of the collection's graph"
+        async for line in self._full(tools, scope, facts, fact_graph(facts)):
+            yield line
+
+    async def _full(self, tools, scope: Scope, facts: Sequence[Triple], graph: FactGraph) -> AsyncIterator[str]:
+        started = now()
+        hierarchy = detect(graph, self.params)
+        sizes = ", ".join(f"level {i}: {len(level)}" for i, level in enumerate(hierarchy.levels)) or "none"
+        yield f"detected communities over {graph.fact_count:,} facts and {len(graph.entities):,} entities ({sizes})"
+        everything = list(hierarchy.communities())
+        reports = []
+        for start in range(0, len(everything), 200):
+            reports += await self._reports(tools, scope, graph, everything[start:start + 200])
+            yield f"wrote {len(reports):,} of {len(everything):,} community reports"
+        run = run_uri()
+        add = [*detection_triples(run, self.params, "full", started, now(), graph.fact_count, len(graph.entities),
+                                  graph_fingerprint(facts), _modularity(graph, hierarchy)),
+               *[t for c in everything for t in community_triples(c, run)],
+               *[t for report, vector in reports for t in report_triples(report, run, vector)]]
+        await self.save(tools, drop_all=True, add=add)
+        self.states[scope] = CommunityState(hierarchy, {c.id: run for c in everything}, len(reports))
+        yield f"stored {len(add):,} triples in {COMMUNITY_GRAPH}"
+
+    async def _reports(self, tools, scope: Scope, graph: FactGraph, communities: Sequence[Community]):
+        """A report per community (the LLM's when it can, else offline) with its embedding."""
+        gate = asyncio.Semaphore(LLM_REPORTS_AT_ONCE)
+        llm = [True]  # cleared once the LLM says it is not configured
+
+        async def one(community: Community) -> rp.Report:
+            offline = rp.offline_report(graph, community)
+            if not llm[0]:
+                return offline
+            async with gate:
+                try:
+                    done = await tools.complete(rp.REPORT_SYSTEM, rp.report_prompt(graph, community, offline.key_facts))
+                except LlmUnavailable:
+                    llm[0] = False
+                    return offline
+            written = rp.parse_report(community, done.text, offline.key_facts, offline.key_entities, done.model)
+            return written or offline
+
+        reports = list(await asyncio.gather(*(one(c) for c in communities)))
+        self.runs[scope].method = _methods(r.method for r in reports) or self.runs[scope].method
+        vectors = await tools.embed([f"{r.title}. {r.summary}" for r in reports]) if reports else []
+        return list(zip(reports, vectors))
+
+    async def _state(self, tools, scope: Scope) -> CommunityState:
+        """The collection's communities as stored (read once per process; this process writes them)."""
+        if scope not in self.states:
+            stored = await self.stored(tools)
+            hierarchy = read_hierarchy(stored, self.params)
+            run_of = runs_of(stored, ID_PREFIX)
+            reports = sum(1 for t in stored if t.p == RDF.type and t.o == TG.CommunityReport)
+            self.states[scope] = CommunityState(hierarchy if hierarchy.levels else None, run_of, reports)
+        return self.states[scope]
+
+    async def counts(self, tools, scope: Scope) -> dict[str, int]:
+        state = await self._state(tools, scope)
+        levels = state.hierarchy.levels if state.hierarchy else []
+        return {**{f"communities-level-{i}": len(level) for i, level in enumerate(levels)}, "reports": state.reports}
+
+
+def _modularity(graph: FactGraph, hierarchy: Hierarchy) -> float | None:
+    return round(modularity(graph, hierarchy, 0), 4) if hierarchy.levels else None
+
+
+def _methods(methods: Iterable[str]) -> str | None:
+    """How a batch of reports was written, in one phrase."""
+    kinds = sorted({m if m.startswith("LLM") else "offline (extractive)" for m in methods})
+    return " and ".join(kinds) or None

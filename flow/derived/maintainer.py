@@ -1,0 +1,180 @@
+"""What the community and RAPTOR processors share: a structure derived from each collection's graph,
+kept in a named graph of its own and kept current from the triples writer's graph-update events.
+
+Updates that arrive close together (an ingest sends many) are absorbed in one refresh per collection
+(micro-batching, TG_DERIVED_SETTLE seconds). An update is acknowledged only once the refresh it
+joined has been stored through the triples service's confirmed `edit` request, so a processor killed
+mid-refresh is sent the updates again and redoes the work; nothing is lost. The derived graph is the
+state: a restarted processor reads it back and continues incrementally. One processor of each kind
+per flow writes a collection's structure (a lock per collection orders refreshes and rebuilds)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import defaultdict
+from collections.abc import AsyncIterator, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from tracegraph.base.flow import Flow
+from tracegraph.base.microbatch import MicroBatcher
+from tracegraph.base.processor import FlowProcessor
+from tracegraph.base.provenance.query import now
+from tracegraph.base.provenance.vocab import PROV
+from tracegraph.base.retrieval.lookup_cache import LabelCache, VectorCache
+from tracegraph.base.specs import Client, Consumer, Service
+from tracegraph.flow.retrieval_tools import BusRetrievalTools
+from tracegraph.schemas.derived import DerivedRequest, DerivedResponse
+from tracegraph.schemas.embeddings import EmbeddingsRequest, EmbeddingsResponse
+from tracegraph.schemas.llm import TextCompletionRequest, TextCompletionResponse
+from tracegraph.schemas.rdf import IriTerm, Triple
+from tracegraph.schemas.search import GraphUpdate
+from tracegraph.schemas.triples import (
+    MAX_EDIT_TRIPLES, GraphEditRequest, GraphEditResponse, SparqlQueryRequest, SparqlQueryResponse,
+    TriplesQueryRequest, TriplesQueryResponse,
+)
+
+log = logging.getLogger(__name__)
+MAX_ROWS = 1_000_000  # the most a pattern query returns: a collection's whole graph, or a derived graph
+
+Scope = tuple[str, str]
+
+
+@dataclass
+class Changes:
+    """What the updates of one refresh changed in a collection."""
+
+    nodes: set[str] = field(default_factory=set)
+    passages: set[str] = field(default_factory=set)
+    everything: bool = False
+
+    def absorb(self, update: GraphUpdate) -> None:
+        self.nodes.update(update.nodes)
+        self.passages.update(update.passages)
+        self.everything = self.everything or update.everything
+
+
+@dataclass
+class RunReport:
+    """How the last refresh or rebuild of a collection went, for the status answer."""
+
+    mode: str | None = None
+    method: str | None = None
+    duration_ms: int | None = None
+    updated: str | None = None
+
+
+class DerivedIndexProcessor(FlowProcessor):
+    """Subclasses say which updates concern them (`relevant`), how to refresh and rebuild a
+    collection's structure, and how to count it; this class batches, orders, stores and serves."""
+
+    graph: ClassVar[str]  # the named graph the structure lives in
+
+    input = Consumer("input", GraphUpdate, prefetch=64)
+    request = Service("request", DerivedRequest, DerivedResponse, prefetch=2)
+    triples = Client("triples", TriplesQueryRequest, TriplesQueryResponse)
+    sparql = Client("sparql", SparqlQueryRequest, SparqlQueryResponse)
+    edit = Client("edit", GraphEditRequest, GraphEditResponse)
+    embeddings = Client("embeddings", EmbeddingsRequest, EmbeddingsResponse)
+    completion = Client("text-completion", TextCompletionRequest, TextCompletionResponse)
+
+    async def start(self) -> None:
+        # BusRetrievalTools reads these: embeddings and labels are cached per collection as elsewhere.
+        self.vector_cache = VectorCache(self.settings.retrieval_vector_cache_bytes)
+        self.label_cache = LabelCache(max_age=self.settings.passage_graph_max_age)
+        self.runs: dict[Scope, RunReport] = defaultdict(RunReport)
+        self._locks: dict[Scope, asyncio.Lock] = defaultdict(asyncio.Lock)
+        self._batcher: MicroBatcher[tuple[Flow, GraphUpdate], None] = MicroBatcher(
+            self._refresh_all, window=self.settings.derived_settle, max_items=100_000, name=f"{self.name}:updates")
+        self._stack.push_async_callback(self._batcher.aclose)
+        await super().start()
+
+    # -- what a subclass provides ------------------------------------------------------------------------
+
+    def relevant(self, update: GraphUpdate) -> bool:
+        raise NotImplementedError
+
+    async def refresh(self, tools: BusRetrievalTools, scope: Scope, changes: Changes) -> str:
+        """Bring the collection's structure up to date with `changes`; returns the mode it ran in."""
+        raise NotImplementedError
+
+    def rebuild(self, tools: BusRetrievalTools, scope: Scope) -> AsyncIterator[str]:
+        """Recompute the structure from scratch, yielding progress lines."""
+        raise NotImplementedError
+
+    async def counts(self, tools: BusRetrievalTools, scope: Scope) -> dict[str, int]:
+        raise NotImplementedError
+
+    # -- updates ----------------------------------------------------------------------------------------
+
+    @input.handler
+    async def on_update(self, update: GraphUpdate, flow: Flow) -> None:
+        if self.relevant(update):
+            await self._batcher.submit([(flow, update)])
+
+    async def _refresh_all(self, items: list[tuple[Flow, GraphUpdate]]) -> list[None]:
+        """One refresh per collection for a batch of updates; an error fails (and redelivers) them all."""
+        batches: dict[tuple[int, str, str], tuple[Flow, Changes]] = {}
+        for flow, update in items:
+            key = (id(flow), update.metadata.user, update.metadata.collection)
+            batches.setdefault(key, (flow, Changes()))[1].absorb(update)
+        for (_, user, collection), (flow, changes) in batches.items():
+            scope = (user, collection)
+            async with self._locks[scope]:
+                started = time.perf_counter()
+                mode = await self.refresh(self.tools(flow, scope), scope, changes)
+                self._ran(scope, mode, started)
+        return [None] * len(items)
+
+    # -- requests ---------------------------------------------------------------------------------------
+
+    @request.handler
+    async def serve(self, req: DerivedRequest, flow: Flow) -> AsyncIterator[DerivedResponse]:
+        scope = (req.user, req.collection)
+        tools = self.tools(flow, scope)
+        async with self._locks[scope]:
+            if req.operation == "rebuild":
+                started = time.perf_counter()
+                async for line in self.rebuild(tools, scope):
+                    yield DerivedResponse(progress=line)
+                self._ran(scope, "full", started)
+            run = self.runs[scope]
+            yield DerivedResponse(counts=await self.counts(tools, scope), mode=run.mode, method=run.method,
+                                  duration_ms=run.duration_ms, updated=run.updated)
+
+    # -- helpers ----------------------------------------------------------------------------------------
+
+    def tools(self, flow: Flow, scope: Scope) -> BusRetrievalTools:
+        return BusRetrievalTools(self, flow, DerivedRequest(user=scope[0], collection=scope[1]))
+
+    def _ran(self, scope: Scope, mode: str, started: float) -> None:
+        run = self.runs[scope]
+        run.mode, run.duration_ms = mode, round((time.perf_counter() - started) * 1000)
+        if mode != "unchanged":
+            run.updated = now()
+        log.info("%s: %s/%s %s in %d ms", self.name, *scope, mode, run.duration_ms)
+
+    async def save(self, tools: BusRetrievalTools, *, drop: Iterable[str] = (), add: Sequence[Triple] = (),
+                   drop_all: bool = False) -> None:
+        """Replace part of the derived graph: drop first, then add, in confirmed requests of bounded size."""
+        drop = list(dict.fromkeys(drop))
+        ref = {"user": tools.user, "collection": tools.collection, "graph": self.graph}
+        if drop_all:
+            await tools.flow[self.edit].request(GraphEditRequest(drop_all=True, **ref))
+        for start in range(0, len(drop), MAX_EDIT_TRIPLES):
+            await tools.flow[self.edit].request(GraphEditRequest(drop_subjects=drop[start:start + MAX_EDIT_TRIPLES], **ref))
+        for start in range(0, len(add), MAX_EDIT_TRIPLES):
+            await tools.flow[self.edit].request(GraphEditRequest(add=list(add[start:start + MAX_EDIT_TRIPLES]), **ref))
+
+    async def stored(self, tools: BusRetrievalTools) -> list[Triple]:
+        """Everything the derived graph holds for the collection."""
+        return await tools.match(g=self.graph, limit=MAX_ROWS)
+
+
+def runs_of(stored: Iterable[Triple], prefix: str) -> dict[str, str]:
+    """Which run (prov:wasGeneratedBy) wrote each stored node whose IRI starts with `prefix`. A run
+    no node points at any more is dropped with the nodes' rewrite, so run records do not pile up."""
+    return {t.s.iri: t.o.iri for t in stored
+            if t.p == PROV.wasGeneratedBy and isinstance(t.o, IriTerm) and getattr(t.s, "iri", "").startswith(prefix)}

@@ -1,0 +1,162 @@
+"""RAPTOR answers (RSN-05): walk the collection's summary tree (kept by the raptor processor in
+urn:graph:raptor) from the overview down, expanding only branches relevant enough to the question,
+then answer from the summaries the walk went through and the best passages under it.
+
+The trace records every node the walk scored and whether it went below it (Exploration), the
+summaries and passages kept (Focus), and the answer (Synthesis). Each summary is derived from its
+children down to chunks, and each chunk resolves through urn:graph:source to its document."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from tracegraph.base.provenance import global_search as trace
+from tracegraph.base.provenance import query as prov
+from tracegraph.base.provenance import search as search_trace
+from tracegraph.base.provenance.query import known_values
+from tracegraph.base.provenance.vocab import PROV, RDF, RDFS, TG
+from tracegraph.base.raptor.rdf import read_tree
+from tracegraph.base.raptor.tree import Tree, walk
+from tracegraph.base.retrieval.confidence import ConfidenceBlock
+from tracegraph.base.retrieval.global_map import lead
+from tracegraph.base.retrieval.titles import document_titles
+from tracegraph.base.stores.protocol import RAPTOR_GRAPH
+from tracegraph.flow.graph_rag.pipeline import Chunk, Explain, Synthesised
+from tracegraph.flow.search.results import SearchFinished
+from tracegraph.schemas.rdf import IriTerm, Triple, iri, literal
+
+MAX_ROWS = 1_000_000
+SYSTEM = ("Answer the question from the summaries and passages given. Summaries describe whole parts of the "
+          "collection; passages are quoted from its documents. If they do not contain the answer, say so.")
+
+
+@dataclass(frozen=True, slots=True)
+class RaptorLimits:
+    threshold: float = 0.3  # a branch less similar to the question is not expanded
+    beam: int = 3  # branches expanded per node at most
+    relative: float = 0.9  # ... and only those within this share of the best sibling's score
+    passages: int = 5  # passages kept for the answer
+    summaries: int = 3  # summaries kept for the answer
+
+
+class TreeShelf:
+    """Each collection's tree, read once and kept `max_age` seconds (the raptor processor rewrites it
+    only when passages were added or removed)."""
+
+    def __init__(self, max_age: float = 15.0) -> None:
+        self.max_age = max_age
+        self._held: dict[tuple[str, str], tuple[float, Tree]] = {}
+
+    async def tree(self, scope: tuple[str, str], tools) -> Tree:
+        held = self._held.get(scope)
+        if held and time.monotonic() - held[0] < self.max_age:
+            return held[1]
+        tree = read_tree(await tools.match(g=RAPTOR_GRAPH, limit=MAX_ROWS))
+        self._held[scope] = (time.monotonic(), tree)
+        return tree
+
+
+def passage_selection_triples(focus: str, sid: str, kept: Sequence[tuple[str, float]]) -> list[Triple]:
+    out: list[Triple] = []
+    for index, (chunk, score) in enumerate(kept):
+        node = f"urn:trustgraph:prov:chunk-selection:{sid}:{index}"
+        out += [prov.retrieval_triple(focus, TG.selectedChunk, iri(chunk)),
+                prov.retrieval_triple(focus, TG.chunkSelection, iri(node)),
+                prov.retrieval_triple(node, RDF.type, TG.ChunkSelection),
+                prov.retrieval_triple(node, TG.chunk, iri(chunk)),
+                *known_values(node, {TG.rank: index + 1, TG.score: f"{score:.4f}",
+                                     TG.reasoning: f"similarity {score:.3f} to the question, under an expanded branch"})]
+    return out
+
+
+class RaptorAnswer:
+    def __init__(self, pipeline, shelf: TreeShelf, limits: RaptorLimits = RaptorLimits()) -> None:
+        self.p, self.shelf, self.limits = pipeline, shelf, limits
+
+    async def steps(self, session, q_uri: str, question: str, searched: str, g_uri: str, query_type: str,
+                    streaming: bool) -> AsyncIterator:
+        sid, tools, limits = session.sid, self.p.tools, self.limits
+        tree = await self.shelf.tree(self.p.scope, tools)
+        (vector,) = await tools.embed([searched])
+        query = np.asarray(vector, dtype=np.float32)
+        walked = walk(tree, query, threshold=limits.threshold, beam=limits.beam, relative=limits.relative)
+        e_uri = prov.step_uri("exploration", sid)
+        note = (f"walked the RAPTOR tree top-down: {len(walked.visits)} node(s) scored, "
+                f"{sum(v.expanded for v in walked.visits)} expanded, {len(walked.candidate_chunks)} passage(s) reached"
+                if tree.nodes else "the collection has no RAPTOR tree yet: the raptor processor builds it as "
+                                   "documents arrive (tg-rebuild-communities --raptor builds it now)")
+        visits = [trace.Visit(v.node_id, v.level, v.score, v.expanded, v.reason) for v in walked.visits]
+        yield Explain(e_uri, [*prov.exploration_triples(e_uri, g_uri, 0, []),
+                              prov.retrieval_triple(e_uri, PROV.wasGeneratedBy, IriTerm(iri=q_uri)),
+                              prov.retrieval_triple(e_uri, RDFS.comment, literal(note)),
+                              *trace.tree_visit_triples(e_uri, sid, visits, limits.threshold)])
+
+        summaries = sorted((v for v in visits if v.expanded), key=lambda v: (v.level, -v.score))[: limits.summaries]
+        passages = await self._passages(list(walked.candidate_chunks), query)
+        f_uri = prov.step_uri("focus", sid)
+        method = (f"the {len(summaries)} expanded summaries nearest the overview and the {len(passages)} passages "
+                  f"under expanded branches most similar to the question")
+        yield Explain(f_uri, [*prov.focus_triples(f_uri, e_uri, sid, [], None, method),
+                              *trace.node_selection_triples(f_uri, sid, summaries),
+                              *passage_selection_triples(f_uri, sid, [(c.uri, s) for c, s in passages])])
+
+        done = Synthesised()
+        texts = [tree.nodes[v.node].summary for v in summaries]
+        async for piece in self.p._collect(session, self._reduce(question, texts, passages, streaming), streaming, done):
+            yield piece
+        documents = await self._documents(passages)
+        density = len(set(documents.values()))
+        best = passages[0][1] if passages else 0.0
+        block = ConfidenceBlock(round(min(1.0, 0.7 * max(best, 0.0) + 0.3 * min(1.0, density / 3)), 2),
+                                [c.uri for c, _ in passages], density, ["raptor"], density <= 1)
+        document = prov.answer_document_uri(sid)
+        saved = await tools.save_answer(document, f"RAPTOR Answer: {question[:50]}", done.answer)
+        s_uri = prov.step_uri("synthesis", sid)
+        yield Explain(s_uri, [*prov.synthesis_triples(s_uri, f_uri, document if saved else None, done.usage, done.method),
+                              *search_trace.confidence_triples(s_uri, block.confidence, block.evidence_nodes,
+                                                               block.source_density, block.retrieval_strategies_used,
+                                                               block.low_confidence_warning)])
+        titles = await document_titles(tools, documents.values())
+        sources = list(titles.items())
+        yield SearchFinished(session.usage, sources, done.answer, block, (), query_type)
+
+    async def _passages(self, chunks: Sequence[str], query: np.ndarray):
+        """The reached passages most similar to the question: (RetrievedChunk, cosine), best first."""
+        found = []
+        for start in range(0, len(chunks), 1000):
+            found += await self.p.tools.chunks(chunks[start:start + 1000])
+        found = [c for c in found if c.text]
+        if not found:
+            return []
+        vectors = np.asarray(await self.p.tools.embed([c.text for c in found]), dtype=np.float32)
+        scores = vectors @ query
+        order = np.argsort(-scores, kind="stable")[: self.limits.passages]
+        return [(found[i], float(scores[i])) for i in order]
+
+    async def _reduce(self, question: str, summaries: Sequence[str], passages, streaming: bool):
+        if self.p.llm and (summaries or passages):
+            prompt = "\n".join([f"Question: {question}", "", "Summaries:", *[f"- {s}" for s in summaries], "",
+                                "Passages:", *[f"- {c.text}" for c, _ in passages]])
+            async for piece in self.p._generate(SYSTEM, prompt, streaming):
+                yield piece
+            if self.p.llm:
+                return
+        yield Chunk(offline_answer(summaries, [c.text for c, _ in passages]), end_of_stream=True)
+
+    async def _documents(self, passages) -> dict[str, str]:
+        """Chunk IRI -> document IRI, as the vector store recorded it."""
+        return {c.uri: c.document for c, _ in passages if c.document}
+
+
+def offline_answer(summaries: Sequence[str], passages: Sequence[str]) -> str:
+    """The walk's summaries (overview first) and the best passages' opening sentences, labelled."""
+    if not summaries and not passages:
+        return "Offline answer (no LLM configured): the RAPTOR tree holds nothing related to the question."
+    lines = ["Offline answer (no LLM configured), from the RAPTOR tree's summaries and passages nearest the question:"]
+    lines += [f"- Summary: {lead(s)}" for s in summaries]
+    lines += [f"- Passage: {lead(p)}" for p in passages]
+    return "\n".join(lines)
