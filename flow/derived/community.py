@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from tracegraph.base.communities import reports as rp
-from tracegraph.base.communities.detect import ID_PREFIX, Community, DetectionParams, Hierarchy, detect, modularity, update
+from tracegraph.base.communities.detect import Community, DetectionParams, Hierarchy, detect, modularity, update
 from tracegraph.base.communities.graph import FactGraph, fact_graph
 from tracegraph.base.communities.rdf import (
     community_triples, detection_triples, graph_fingerprint, read_hierarchy, report_triples, report_uri,
@@ -31,6 +31,7 @@ from tracegraph.schemas.search import GraphUpdate
 
 log = logging.getLogger(__name__)
 LLM_REPORTS_AT_ONCE = 4
+RECORD_PREFIX = "urn:trustgraph:community"  # communities (…community:) and their reports (…community-report:)
 
 
 @dataclass
@@ -38,7 +39,7 @@ class CommunityState:
     """A collection's communities as stored, and which detection run wrote each."""
 
     hierarchy: Hierarchy | None = None
-    run_of: dict[str, str] = field(default_factory=dict)  # community id -> detection run IRI
+    run_of: dict[str, str] = field(default_factory=dict)  # community or report IRI -> the detection run that wrote it
     reports: int = 0
 
 
@@ -76,8 +77,9 @@ class CommunityProcessor(DerivedIndexProcessor):
         renewed = [c for c in rewritten if c.id not in previous]
         reports = await self._reports(tools, scope, graph, renewed)
         run = run_uri()
-        run_of = {c.id: state.run_of.get(c.id, run) for c in result.hierarchy.communities()}
-        run_of.update({c.id: run for c in rewritten})
+        gone = {*(c.id for c in result.removed), *(report_uri(c.id) for c in result.removed)}
+        run_of = {node: by for node, by in state.run_of.items() if node not in gone}
+        run_of.update({node: run for c in rewritten for node in (c.id, *([report_uri(c.id)] if c in renewed else []))})
         stale_runs = set(state.run_of.values()) - set(run_of.values())
         add = [*detection_triples(run, self.params, "incremental", started, now(), graph.fact_count,
                                   len(graph.entities), graph_fingerprint(facts), _modularity(graph, result.hierarchy)),
@@ -114,7 +116,8 @@ class CommunityProcessor(DerivedIndexProcessor):
                *[t for c in everything for t in community_triples(c, run)],
                *[t for report, vector in reports for t in report_triples(report, run, vector)]]
         await self.save(tools, drop_all=True, add=add)
-        self.states[scope] = CommunityState(hierarchy, {c.id: run for c in everything}, len(reports))
+        written = [node for c in everything for node in (c.id, report_uri(c.id))]
+        self.states[scope] = CommunityState(hierarchy, dict.fromkeys(written, run), len(reports))
         yield f"stored {len(add):,} triples in {COMMUNITY_GRAPH}"
 
     async def _reports(self, tools, scope: Scope, graph: FactGraph, communities: Sequence[Community]):
@@ -145,7 +148,7 @@ class CommunityProcessor(DerivedIndexProcessor):
         if scope not in self.states:
             stored = await self.stored(tools)
             hierarchy = read_hierarchy(stored, self.params)
-            run_of = runs_of(stored, ID_PREFIX)
+            run_of = runs_of(stored, RECORD_PREFIX)
             reports = sum(1 for t in stored if t.p == RDF.type and t.o == TG.CommunityReport)
             self.states[scope] = CommunityState(hierarchy if hierarchy.levels else None, run_of, reports)
         return self.states[scope]

@@ -64,8 +64,7 @@ def passage_selection_triples(focus: str, sid: str, kept: Sequence[tuple[str, fl
     out: list[Triple] = []
     for index, (chunk, score) in enumerate(kept):
         node = f"urn:trustgraph:prov:chunk-selection:{sid}:{index}"
-        out += [prov.retrieval_triple(focus, TG.selectedChunk, iri(chunk)),
-                prov.retrieval_triple(focus, TG.chunkSelection, iri(node)),
+        out += [prov.retrieval_triple(focus, TG.chunkSelection, iri(node)),
                 prov.retrieval_triple(node, RDF.type, TG.ChunkSelection),
                 prov.retrieval_triple(node, TG.chunk, iri(chunk)),
                 *known_values(node, {TG.rank: index + 1, TG.score: f"{score:.4f}",
