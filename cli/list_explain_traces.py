@@ -1,5 +1,5 @@
-"""`tg-list-explain-traces`: the explain traces stored in a collection — GraphRAG, Document RAG and
-agent sessions — newest first, with their question and start time."""
+"""`tg-list-explain-traces`: the explain traces stored in a collection — GraphRAG, search (hybrid,
+global, RAPTOR), Document RAG and agent sessions — newest first, with their question and start time."""
 
 from __future__ import annotations
 

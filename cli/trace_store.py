@@ -16,7 +16,10 @@ TG = "https://trustgraph.ai/ns/"
 PROV = "http://www.w3.org/ns/prov#"
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
 
-KINDS = {"GraphRagQuestion": "GraphRAG", "DocRagQuestion": "DocRAG", "AgentQuestion": "Agent"}
+# Question type -> the kind shown, most specific first: a global answer's Question is also a search
+# Question, and a search Question also a GraphRAG one.
+KINDS = {"GlobalQuestion": "Global", "RaptorQuestion": "RAPTOR", "SearchQuestion": "Search",
+         "GraphRagQuestion": "GraphRAG", "DocRagQuestion": "DocRAG", "AgentQuestion": "Agent"}
 
 # Every URI of a trace carries its session id; the Question's URI is rebuilt from it by the same
 # builders that minted it.
@@ -100,13 +103,19 @@ def _listing_query(kind: str | None, since: str | None, sub_traces_too: bool, li
     return f"""
 PREFIX tg: <{TG}>
 PREFIX prov: <{PROV}>
-SELECT ?q ?type ?query ?time ?parent WHERE {{ GRAPH <{RETRIEVAL}> {{
+SELECT ?q (GROUP_CONCAT(STR(?type); SEPARATOR=" ") AS ?types) ?query ?time ?parent WHERE {{ GRAPH <{RETRIEVAL}> {{
   ?q a tg:Question ; a ?type ; tg:query ?query .
-  FILTER(?type IN (tg:GraphRagQuestion, tg:DocRagQuestion, tg:AgentQuestion))
+  FILTER(?type IN ({", ".join(f"tg:{k}" for k in KINDS)}))
   OPTIONAL {{ ?q prov:startedAtTime ?time }}
   OPTIONAL {{ ?q prov:wasDerivedFrom ?parent }}
   {' '.join(filters)}
-}} }} ORDER BY DESC(?time) LIMIT {limit}"""
+}} }} GROUP BY ?q ?query ?time ?parent ORDER BY DESC(?time) LIMIT {limit}"""
+
+
+def _kind(types: str) -> str:
+    """The most specific kind among a Question's types (space-separated IRIs)."""
+    found = {t.removeprefix(TG) for t in types.split()}
+    return next(name for k, name in KINDS.items() if k in found)
 
 
 async def list_traces(api: Api, flow: str, collection: str, *, kind: str | None = None, since: str | None = None,
@@ -118,6 +127,6 @@ async def list_traces(api: Api, flow: str, collection: str, *, kind: str | None 
         raise ConfigError(f"--since {since!r}: use an ISO date or time, e.g. 2026-11-23 or 2026-11-23T10:00:00Z")
     r = await api.flow_service(flow, "sparql", {"query": _listing_query(kind, since, sub_traces_too, limit),
                                                 "collection": collection})
-    return [TraceSummary(id=b["q"]["i"], kind=KINDS[b["type"]["i"].removeprefix(TG)], question=b["query"]["v"],
+    return [TraceSummary(id=b["q"]["i"], kind=_kind(b["types"]["v"]), question=b["query"]["v"],
                          time=b.get("time", {}).get("v", ""), parent=b.get("parent", {}).get("i"))
             for b in r.get("bindings", [])]

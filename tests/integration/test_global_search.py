@@ -5,6 +5,8 @@ removed, and the search service answers strategic questions by map-reduce over c
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tracegraph.cli.socket_client import SocketClient
@@ -170,6 +172,16 @@ async def test_communities_reports_tree_and_global_traces_pass_the_shapes(stack)
                                   "VALUES ?k { tg:GlobalQuestion tg:RaptorQuestion } } }")
         return rows and len({k["k"]["i"] for k in kinds}) == 2
     await wait_until_async(both_stored, timeout=10, what="both traces stored")
+    code, out, err = await tg_async("tg-list-explain-traces", "-u", api.url, "--json")
+    assert code == 0, err
+    listed = {t["kind"]: t["id"] for t in json.loads(out)}
+    assert {"Global", "RAPTOR"} <= set(listed), listed
+    code, out, err = await tg_async("tg-show-explain-trace", "-u", api.url, listed["Global"])
+    assert code == 0, err
+    assert "Report:" in out and "Reason: offline: similarity" in out and "Source:" in out
+    code, out, err = await tg_async("tg-show-explain-trace", "-u", api.url, listed["RAPTOR"])
+    assert code == 0, err
+    assert "Tree walk" in out and "Chunk:" in out
     everything = (await api.flow_service("default", "triples", {"g": "*", "limit": 200000}))["response"]
     triples = [Triple.model_validate(t) for t in everything]
     assert any(t.g == "urn:graph:community" for t in triples) and any(t.g == "urn:graph:raptor" for t in triples)

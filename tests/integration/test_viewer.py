@@ -9,6 +9,7 @@ import pytest
 
 from support.browser import browser_page, skip_unless_browser
 from support.ingest import CORPUS, ingest_stack, load_and_wait
+from support.stack import wait_until_async
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -123,3 +124,27 @@ async def test_viewer_draws_an_agent_session_with_its_graph_rag_run(tmp_path):
             assert "Helios Grid depends on Corvid Analytics" in await page.text_content("#answer")
             assert not page.script_errors, page.script_errors
             await page.screenshot(path=str(SCREENSHOT.with_name("viewer-agent.png")), full_page=True)
+
+
+async def test_viewer_shows_a_global_answer_with_its_kept_reports(tmp_path):
+    skip_unless_browser()
+    async with ingest_stack(tmp_path, derived_settle=0.1) as (api, stack):
+        for name in ("helios-grid.md", "corvid-analytics.md"):
+            await load_and_wait(api, CORPUS / name)
+
+        async def reports_built():
+            found = await api.flow_service("default", "community", {"operation": "status"})
+            return found["counts"].get("reports")
+        await wait_until_async(reports_built, timeout=30, what="community reports")
+        async with browser_page() as page:
+            await page.goto(f"http://127.0.0.1:{stack['gateway'].port}/viewer/")
+            await page.select_option("#service", "search-global")
+            await ask_and_wait(page, "What are the top risks across the platform?")
+            subs = dict(await page.eval_on_selector_all(
+                "#graph .node", "ns => ns.map(n => [n.dataset.type, n.querySelector('.sub').textContent])"))
+            assert subs["Exploration"].endswith("community reports scored (map)"), subs
+            assert subs["Focus"].endswith("kept (reduce)"), subs
+            cards = await page.locator("#graph .edge-node > title").all_text_contents()
+            assert cards and all("offline: similarity" in card for card in cards), cards
+            assert "Offline answer (no LLM configured), from the community reports" in await page.text_content("#answer")
+            assert page.script_errors == []

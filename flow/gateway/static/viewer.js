@@ -143,6 +143,31 @@ function selectedEdges(focus) {
   });
 }
 
+// What a Focus kept, in rank order: edges (GraphRAG, search), community reports (global) or tree
+// summaries and passages (RAPTOR), each with the text its card shows and its reason.
+function keptItems(focus) {
+  const ranked = (p) => objectsOf(focus, NS.tg + p).filter((o) => isIri(o)).map((o) => o.i)
+    .sort((a, b) => Number(valuesOf(a, NS.tg + "rank")[0] || 0) - Number(valuesOf(b, NS.tg + "rank")[0] || 0));
+  const reason = (uri) => valuesOf(uri, NS.tg + "reasoning")[0] || "";
+  const reports = ranked("selectedReport").map((sel) => {
+    const report = objectsOf(sel, NS.tg + "report")[0];
+    // The title rides on the map step's score of the same report (Exploration).
+    const score = report && view.triples.find((t) => isIri(t.p, NS.tg + "report") && isIri(t.o, report.i)
+                                                  && valuesOf(t.s.i, LABEL).length);
+    return { uri: sel, text: score ? valuesOf(score.s.i, LABEL)[0] : lastSegment(report ? report.i : sel),
+             reasoning: reason(sel) };
+  });
+  const nodes = ranked("selectedNode").map((sel) => ({
+    uri: sel, text: `level ${valuesOf(sel, NS.tg + "level")[0] || "?"} summary`, reasoning: reason(sel) }));
+  const chunks = ranked("chunkSelection").map((sel) => {
+    const chunk = objectsOf(sel, NS.tg + "chunk")[0];
+    return { uri: sel, text: `passage ${lastSegment(chunk ? chunk.i : sel)}`, reasoning: reason(sel) };
+  });
+  const edges = selectedEdges(focus).map((sel) => ({ uri: sel.uri, text: sel.edge ? edgeText(sel.edge) : lastSegment(sel.uri),
+                                                     reasoning: sel.reasoning }));
+  return [...edges, ...reports, ...nodes, ...chunks];
+}
+
 // One line under the step's name, so the trace reads without opening every node.
 function detailOf(event) {
   const uri = event.uri;
@@ -156,14 +181,21 @@ function detailOf(event) {
     }
     case "Exploration": {
       if (one("chunkCount") !== undefined) return `${one("chunkCount")} chunks retrieved`;  // Document RAG
+      const scored = objectsOf(uri, NS.tg + "reportScore").length;
+      if (scored) return `${scored} community report${scored === 1 ? "" : "s"} scored (map)`;  // global
+      const visited = objectsOf(uri, NS.tg + "treeVisit").length;
+      if (visited) return `${visited} tree node${visited === 1 ? "" : "s"} visited`;  // RAPTOR
       const entities = objectsOf(uri, NS.tg + "entity").length;
       return `${one("edgeCount") || "?"} edges from ${entities} entit${entities === 1 ? "y" : "ies"}`;
     }
     case "Analysis": return `${one("action") || "?"}: ${one("thought") || ""}`;
     case "Conclusion": return one("answer") || "";
     case "Focus": {
+      const reports = objectsOf(uri, NS.tg + "selectedReport").length;
+      if (reports) return `${reports} report${reports === 1 ? "" : "s"} kept (reduce)`;
       const n = selectedEdges(uri).length;
-      return `${n} selected edge${n === 1 ? "" : "s"}`;
+      const tree = objectsOf(uri, NS.tg + "selectedNode").length + objectsOf(uri, NS.tg + "chunkSelection").length;
+      return tree ? `${tree} summaries and passages kept` : `${n} selected edge${n === 1 ? "" : "s"}`;
     }
     case "Synthesis": {
       const tokens = one("outToken") ? `${one("inToken") || 0} in / ${one("outToken")} out tokens` : "";
@@ -298,12 +330,12 @@ function renderGraph() {
     // Selected edges hang off Focus as a small tree of child nodes.
     const ex = x + NODE.w + EDGE.dx;
     const trunk = x + NODE.w + EDGE.dx / 2;
-    selectedEdges(event.uri).forEach((sel, k) => {
+    keptItems(event.uri).forEach((sel, k) => {
       const ey = y + k * (EDGE.h + EDGE.gap);
       svg("path", { d: `M${x + NODE.w},${y + NODE.h / 2} H${trunk} V${ey + EDGE.h / 2} H${ex}`, class: "branch" }, links);
       const c = svg("g", { class: "edge-node", "data-uri": sel.uri, "data-focus": event.uri,
         transform: `translate(${ex},${ey})`, tabindex: 0, role: "button" }, graph);
-      const text = sel.edge ? edgeText(sel.edge) : lastSegment(sel.uri);
+      const text = sel.text;
       svg("title", {}, c).textContent = sel.reasoning ? `${text}\n${sel.reasoning}` : text;
       svg("rect", { width: edgeW, height: EDGE.h, rx: 6, class: "box" }, c);
       svgText(c, 10, 16, text, "edge", edgeW - 20);
@@ -395,7 +427,7 @@ function showDetails(uri) {
   markSelected(uri);
   const mine = view.triples.filter((t) => isIri(t.s, uri));
   if (mine.length) {
-    const edges = objectsOf(uri, NS.tg + "selectedEdge").filter((o) => isIri(o)).map((o) => o.i);
+    const edges = keptItems(uri).map((item) => item.uri);
     const extra = view.triples.filter((t) => isIri(t.s) && edges.includes(t.s.i));
     renderDetails(uri, [...mine, ...extra], "", "from this session's explain events");
     return;
@@ -495,10 +527,12 @@ function ask(submit) {
   resetView();
   setState("running");
   setStatus("Connecting…", "busy");
-  const service = $("service").value;
-  // The agent takes a `question`; GraphRAG and Document RAG a `query`.
+  const choice = $("service").value;  // a service, or "search-global" / "search-raptor": a search strategy
+  const [service, mode] = choice.startsWith("search-") ? ["search", choice.slice("search-".length)] : [choice, null];
+  // The agent takes a `question`; the RAG services a `query`. Global and RAPTOR answers are the search service's.
   const request = { [service === "agent" ? "question" : "query"]: query,
                     collection: $("collection").value || "default", streaming: true, explain: true };
+  if (mode) request.strategies = [mode];
   send(service, $("flow").value || "default", request, onAnswerFrame).catch(fail);
 }
 
