@@ -1,7 +1,7 @@
 """`tg-demo`: the README's main job. Start the embedded stack, load the sample corpus through the
 gateway as a user would, wait for extraction, trace facts back to their source documents, and answer a
-question with GraphRAG (its explanation streamed step by step), Document RAG and the ReAct agent, then
-list the stored traces. No server, broker or API key needed; with TG_LLM_URL set, extraction and
+question with GraphRAG (its explanation streamed step by step), Document RAG and the ReAct agent, a
+strategic one from community reports (global search), then list the stored traces. No server, broker or API key needed; with TG_LLM_URL set, extraction and
 answering use the LLM."""
 
 from __future__ import annotations
@@ -44,17 +44,22 @@ SELECT ?s ?p ?o ?chunk ?chunkLabel ?title ?extractor WHERE {
 } LIMIT 3"""
 
 
+STRATEGIC = "What are the top risks across the platform?"
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tg-demo", description=(
         "Start every processor in this process on the embedded defaults, load the bundled sample corpus "
         "through the HTTP gateway, wait for knowledge extraction, print the graph's size, trace facts "
         "back to their source documents, answer a question with explained GraphRAG, Document RAG and the "
-        "agent, list the stored explain traces, then exit."))
+        "agent and a strategic question from community reports, list the stored explain traces, then exit."))
     add_runtime_arguments(p)
     p.add_argument("--corpus", type=Path, help="a folder of .md/.txt/.pdf files to load instead of the sample")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for extraction [300]")
     p.add_argument("-q", "--question", default="What does Helios Grid depend on?",
                    help="the question asked at the end [What does Helios Grid depend on?]")
+    p.add_argument("--strategic", default=STRATEGIC,
+                   help=f"the corpus-wide question answered from community reports [{STRATEGIC}]")
     return p
 
 
@@ -68,7 +73,7 @@ def value(row: dict, name: str) -> str:
     return term.get("v") or term.get("i") or ""
 
 
-async def demo(api: Api, files: list[Path], timeout: float, question: str) -> None:
+async def demo(api: Api, files: list[Path], timeout: float, question: str, strategic: str) -> None:
     started = time.perf_counter()
     ids = []
     for path in files:
@@ -94,6 +99,7 @@ async def demo(api: Api, files: list[Path], timeout: float, question: str) -> No
     await ask(api, question)
     await ask_documents(api, question)
     await ask_agent(api, question)
+    await ask_globally(api, strategic)
     print("\nstored explain traces (tg-list-explain-traces):")
     for trace in await list_traces(api, "default", "default", sub_traces_too=True):
         part = f"  (part of {trace.parent})" if trace.parent else ""
@@ -125,6 +131,33 @@ async def ask_agent(api: Api, question: str) -> None:
             print(f"  [explain] {message['explain_id']}")
         elif kind == "answer" and content:
             print("  answer:\n    " + content.replace("\n", "\n    "))
+
+
+async def ask_globally(api: Api, question: str, wait: float = 60.0, shown: int = 3) -> None:
+    """A strategic question, which the search router answers by map-reduce over the community reports
+    the community processor wrote while the corpus was ingested."""
+    print(f"\nGlobal search (community reports), explained: {question!r}")
+    deadline = time.monotonic() + wait
+    while not (await api.flow_service("default", "community", {"operation": "status"}))["counts"].get("reports"):
+        if time.monotonic() > deadline:
+            print("  no community reports yet (tg-rebuild-communities builds them)")
+            return
+        await asyncio.sleep(0.5)
+    renderer = TraceRenderer(api, "default", "default")
+    final: dict = {}
+    async for message in api.stream("default", "search", {"query": question}):
+        if message.get("message_type") == "explain" and message["explain_id"].split(":")[-2] in ("exploration", "focus"):
+            lines = await renderer.render(message["explain_id"], message["explain_triples"])
+            scores = [i for i, line in enumerate(lines) if line.startswith("      #")]
+            if len(scores) > shown:  # the best few map scores say enough here
+                lines = lines[:scores[shown]] + [f"      … {len(scores) - shown} more (tg-show-explain-trace)"]
+            print("  " + "\n  ".join(lines))
+        elif message.get("end_of_session"):
+            final = message
+    print("  answer:\n    " + final.get("response", "").replace("\n", "\n    "))
+    block = final.get("confidence") or {}
+    print(f"  query type {final.get('query_type')}; confidence {block.get('confidence')}; "
+          f"{block.get('source_density')} source document(s)")
 
 
 async def ask(api: Api, question: str, shown_edges: int = 3) -> None:
@@ -165,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"gateway http://127.0.0.1:{port}/; data in {settings.data_dir}")
             extraction = "LLM at " + settings.llm_url if settings.llm_url else "offline extractor (no LLM configured)"
             print(f"loading {len(files)} document(s); knowledge extraction: {extraction}")
-            await demo(Api(f"http://127.0.0.1:{port}/"), files, args.timeout, args.question)
+            await demo(Api(f"http://127.0.0.1:{port}/"), files, args.timeout, args.question, args.strategic)
         print("done")
 
     return run_main("tg-demo", lambda: serve(settings, run))

@@ -29,8 +29,13 @@ def test_main_job_loads_the_corpus_and_traces_facts_to_documents(tmp_path):
     assert '"Helios Grid depends on Corvid Analytics for load forecasting." (helios-grid)' in documents
     agent = out.split("Agent: ")[1].split("stored explain traces")[0]
     assert "action: knowledge-query" in agent and re.search(r"\[explain\] urn:trustgraph:agent:\S+/final", agent)
+    strategic = out.split("Global search (community reports), explained")[1].split("stored explain traces")[0]
+    assert re.search(r"Report: .+\[score [0-9.]+\]\n\s+Reason: offline: similarity .+\n\s+Source: Chunk \d+ → ",
+                     strategic)
+    assert "from the community reports most related to the question" in strategic
+    assert "query type strategic" in strategic
     listed = out.split("stored explain traces")[1]
-    assert {"GraphRAG", "DocRAG", "Agent"} <= set(re.findall(r"^  (\w+)\s+urn:", listed, re.M))
+    assert {"GraphRAG", "DocRAG", "Agent", "Global"} <= set(re.findall(r"^  (\w+)\s+urn:", listed, re.M))
     assert "(part of urn:trustgraph:agent:" in listed
     assert re.search(r"Edge: \(Helios Grid, depends on, Corvid Analytics\)\n\s+Reason: offline selection", out)
     assert "- Helios Grid depends on Corvid Analytics." in out and "sources: " in out
