@@ -26,7 +26,7 @@ from tracegraph.base.provenance.vocab import DC, PROV, RDFS, TG
 from tracegraph.base.retrieval import global_map as gm
 from tracegraph.base.retrieval.confidence import ConfidenceBlock
 from tracegraph.base.stores.protocol import COMMUNITY_GRAPH, SOURCE_GRAPH
-from tracegraph.base.communities.rdf import decode_vector
+from tracegraph.base.provenance.vectors import decode_vector
 from tracegraph.flow.graph_rag.pipeline import Chunk, Explain, Synthesised
 from tracegraph.flow.search.results import EvidenceItem, SearchFinished
 from tracegraph.schemas.rdf import IriTerm, LiteralTerm, TripleTerm

@@ -1,0 +1,1 @@
+"""RAPTOR summary trees (RSN-05): passages clustered recursively, each node summarising its children."""
