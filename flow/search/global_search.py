@@ -148,7 +148,7 @@ class GlobalAnswer:
         query = np.asarray(vector, dtype=np.float32)
         scores: dict[str, gm.MapScore] = {}
         for report in reports:
-            similarity = float(np.dot(query, np.asarray(report.vector, dtype=np.float32))) if report.vector else 0.0
+            similarity = float(np.dot(query, np.asarray(report.vector, dtype=np.float32))) if report.vector is not None else 0.0
             scores[report.uri] = gm.offline_score(similarity, report.rating)
         ranked = sorted(reports, key=lambda r: (-scores[r.uri].score, r.uri))
         if self.p.llm and ranked:
