@@ -141,6 +141,14 @@ def update(previous: Hierarchy, graph: FactGraph, changed: Iterable[str],
         affected_level0_ids=tuple(c.id for c in affected))
 
 
+def rewritten(previous: Hierarchy, hierarchy: Hierarchy) -> list[Community]:
+    """The communities whose stored record must be (re)written: new ones, and kept ones whose parent or
+    children changed (their members did not, so their report stands)."""
+    before = {c.id: c for c in previous.communities()}
+    return [c for c in hierarchy.communities()
+            if c.id not in before or (before[c.id].parent, before[c.id].children) != (c.parent, c.children)]
+
+
 def modularity(graph: FactGraph, hierarchy: Hierarchy, level: int) -> float:
     """Weighted modularity (resolution 1) of one level's communities on the fact graph."""
     labels = _vertex_labels(graph, hierarchy.levels[level])

@@ -16,7 +16,9 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from tracegraph.base.communities import reports as rp
-from tracegraph.base.communities.detect import Community, DetectionParams, Hierarchy, detect, modularity, update
+from tracegraph.base.communities.detect import (
+    Community, DetectionParams, Hierarchy, detect, modularity, rewritten, update,
+)
 from tracegraph.base.communities.graph import FactGraph, fact_graph
 from tracegraph.base.communities.rdf import (
     community_triples, detection_triples, graph_fingerprint, read_hierarchy, report_triples, report_uri,
@@ -71,22 +73,20 @@ class CommunityProcessor(DerivedIndexProcessor):
         result = update(state.hierarchy, graph, changes.nodes, self.params)
         if not result.added and not result.removed:
             return "unchanged"
-        previous = {c.id: c for c in state.hierarchy.communities()}
-        rewritten = [c for c in result.hierarchy.communities()
-                     if c.id not in previous or (previous[c.id].parent, previous[c.id].children) != (c.parent, c.children)]
-        renewed = [c for c in rewritten if c.id not in previous]
+        rewrite = rewritten(state.hierarchy, result.hierarchy)
+        renewed = list(result.added)
         reports = await self._reports(tools, scope, graph, renewed)
         run = run_uri()
         gone = {*(c.id for c in result.removed), *(report_uri(c.id) for c in result.removed)}
         run_of = {node: by for node, by in state.run_of.items() if node not in gone}
-        run_of.update({node: run for c in rewritten for node in (c.id, *([report_uri(c.id)] if c in renewed else []))})
+        run_of.update({node: run for c in rewrite for node in (c.id, *([report_uri(c.id)] if c in renewed else []))})
         stale_runs = set(state.run_of.values()) - set(run_of.values())
         add = [*detection_triples(run, self.params, "incremental", started, now(), graph.fact_count,
                                   len(graph.entities), graph_fingerprint(facts), _modularity(graph, result.hierarchy)),
-               *[t for c in rewritten for t in community_triples(c, run)],
+               *[t for c in rewrite for t in community_triples(c, run)],
                *[t for report, vector in reports for t in report_triples(report, run, vector)]]
         drop = [*[c.id for c in result.removed], *[report_uri(c.id) for c in result.removed],
-                *[c.id for c in rewritten], *[report_uri(c.id) for c in renewed], *stale_runs]
+                *[c.id for c in rewrite], *[report_uri(c.id) for c in renewed], *stale_runs]
         await self.save(tools, drop=drop, add=add)
         self.states[scope] = CommunityState(result.hierarchy, run_of,
                                             state.reports + len(reports) - len(result.removed))

@@ -14,12 +14,13 @@ from tracegraph.base.flow import Flow
 from tracegraph.base.processor import FlowProcessor
 from tracegraph.base.specs import Consumer, Producer, Service
 from tracegraph.base.provenance.vocab import RDF, TG
+from tracegraph.base.stores.graph_edit import replace_in_graph
 from tracegraph.base.stores.protocol import SOURCE_GRAPH, CollectionRef, TripleStore
 from tracegraph.base.stores.terms import read_nquads
 from tracegraph.base.stores.triples_registry import triple_store_for
 from tracegraph.flow.triples.removal import remove_document
 from tracegraph.schemas.ingest import Metadata, Triples, TriplesBatch
-from tracegraph.schemas.rdf import Triple, iri, node_iris
+from tracegraph.schemas.rdf import Triple, node_iris
 from tracegraph.schemas.search import GraphUpdate
 from tracegraph.schemas.triples import (
     DocumentRemovalRequest, DocumentRemovalResponse, GraphEditRequest, GraphEditResponse, SparqlQueryRequest,
@@ -29,7 +30,6 @@ from tracegraph.schemas.triples import (
 log = logging.getLogger(__name__)
 
 UPDATE_BATCH = 5000  # triples per GraphUpdate: a bulk load becomes many modest messages
-_WHOLE_GRAPH = 10_000_000
 
 
 def _ref(meta: Metadata | TriplesQueryRequest | SparqlQueryRequest | DocumentRemovalRequest) -> CollectionRef:
@@ -132,12 +132,6 @@ class TriplesProcessor(FlowProcessor):
     async def edit_graph(self, req: GraphEditRequest, flow: Flow) -> AsyncIterator[GraphEditResponse]:
         """Drop, then add, in a derived graph. No graph-update event: nothing derived from the default
         graph changes, and a processor must not be woken by its own writes."""
-        ref, doomed = _ref(req), []
-        if req.drop_all:
-            doomed = await self.store.match(ref, g=req.graph, limit=_WHOLE_GRAPH)
-        else:
-            for subject in dict.fromkeys(req.drop_subjects):
-                doomed += await self.store.match(ref, s=iri(subject), g=req.graph, limit=_WHOLE_GRAPH)
-        removed = await self.store.remove(ref, doomed) if doomed else 0
-        added = await self.store.add(ref, req.add) if req.add else 0
+        removed, added = await replace_in_graph(self.store, _ref(req), req.graph, drop_subjects=req.drop_subjects,
+                                                drop_all=req.drop_all, add=req.add)
         yield GraphEditResponse(removed=removed, added=added)
