@@ -28,6 +28,7 @@ from tracegraph.base.specs import Client, Consumer, Service
 from tracegraph.flow.retrieval_tools import BusRetrievalTools
 from tracegraph.schemas.derived import DerivedRequest, DerivedResponse
 from tracegraph.schemas.embeddings import EmbeddingsRequest, EmbeddingsResponse
+from tracegraph.schemas.ingest import TextChunk
 from tracegraph.schemas.llm import TextCompletionRequest, TextCompletionResponse
 from tracegraph.schemas.rdf import IriTerm, Triple
 from tracegraph.schemas.search import GraphUpdate
@@ -44,16 +45,21 @@ Scope = tuple[str, str]
 
 @dataclass
 class Changes:
-    """What the updates of one refresh changed in a collection."""
+    """What the events of one refresh changed in a collection: graph updates, and (for the RAPTOR
+    tree) new chunks with their text."""
 
     nodes: set[str] = field(default_factory=set)
     passages: set[str] = field(default_factory=set)
     everything: bool = False
+    arrived: dict[str, TextChunk] = field(default_factory=dict)  # chunk IRI -> the chunk
 
-    def absorb(self, update: GraphUpdate) -> None:
-        self.nodes.update(update.nodes)
-        self.passages.update(update.passages)
-        self.everything = self.everything or update.everything
+    def absorb(self, event: GraphUpdate | TextChunk) -> None:
+        if isinstance(event, TextChunk):
+            self.arrived[event.metadata.id] = event
+            return
+        self.nodes.update(event.nodes)
+        self.passages.update(event.passages)
+        self.everything = self.everything or event.everything
 
 
 @dataclass
@@ -86,7 +92,7 @@ class DerivedIndexProcessor(FlowProcessor):
         self.label_cache = LabelCache(max_age=self.settings.passage_graph_max_age)
         self.runs: dict[Scope, RunReport] = defaultdict(RunReport)
         self._locks: dict[Scope, asyncio.Lock] = defaultdict(asyncio.Lock)
-        self._batcher: MicroBatcher[tuple[Flow, GraphUpdate], None] = MicroBatcher(
+        self._batcher: MicroBatcher[tuple[Flow, GraphUpdate | TextChunk], None] = MicroBatcher(
             self._refresh_all, window=self.settings.derived_settle, max_items=100_000, name=f"{self.name}:updates")
         self._stack.push_async_callback(self._batcher.aclose)
         await super().start()
@@ -112,14 +118,18 @@ class DerivedIndexProcessor(FlowProcessor):
     @input.handler
     async def on_update(self, update: GraphUpdate, flow: Flow) -> None:
         if self.relevant(update):
-            await self._batcher.submit([(flow, update)])
+            await self.absorb(flow, update)
 
-    async def _refresh_all(self, items: list[tuple[Flow, GraphUpdate]]) -> list[None]:
-        """One refresh per collection for a batch of updates; an error fails (and redelivers) them all."""
+    async def absorb(self, flow: Flow, event: GraphUpdate | TextChunk) -> None:
+        """Returns once the refresh that took `event` in is stored (then the event may be acknowledged)."""
+        await self._batcher.submit([(flow, event)])
+
+    async def _refresh_all(self, items: list[tuple[Flow, GraphUpdate | TextChunk]]) -> list[None]:
+        """One refresh per collection for a batch of events; an error fails (and redelivers) them all."""
         batches: dict[tuple[int, str, str], tuple[Flow, Changes]] = {}
-        for flow, update in items:
-            key = (id(flow), update.metadata.user, update.metadata.collection)
-            batches.setdefault(key, (flow, Changes()))[1].absorb(update)
+        for flow, event in items:
+            key = (id(flow), event.metadata.user, event.metadata.collection)
+            batches.setdefault(key, (flow, Changes()))[1].absorb(event)
         for (_, user, collection), (flow, changes) in batches.items():
             scope = (user, collection)
             async with self._locks[scope]:

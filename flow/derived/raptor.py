@@ -18,10 +18,13 @@ from tracegraph.base.provenance.query import now
 from tracegraph.base.raptor import tree as rt
 from tracegraph.base.raptor.rdf import build_triples, read_tree, tree_triples
 from tracegraph.base.retrieval.passage_graph import PASSAGES_QUERY
-from tracegraph.base.specs import Client
+from tracegraph.base.errors import TransientError
+from tracegraph.base.flow import Flow
+from tracegraph.base.specs import Client, Consumer
 from tracegraph.base.stores.protocol import RAPTOR_GRAPH
 from tracegraph.flow.derived.maintainer import MAX_ROWS, Changes, DerivedIndexProcessor, Scope, runs_of
 from tracegraph.schemas.embeddings import VectorQueryRequest, VectorQueryResponse
+from tracegraph.schemas.ingest import TextChunk
 from tracegraph.schemas.search import GraphUpdate
 
 log = logging.getLogger(__name__)
@@ -34,9 +37,13 @@ def build_uri() -> str:
 
 
 class RaptorProcessor(DerivedIndexProcessor):
+    """New passages come from the chunker's output (`chunks`), text included, so the tree does not wait
+    for the vector store; removed ones from the graph updates of a document's removal."""
+
     name = "raptor"
     graph = RAPTOR_GRAPH
     document_embeddings = Client("document-embeddings", VectorQueryRequest, VectorQueryResponse)
+    chunks = Consumer("chunks", TextChunk, prefetch=64)
 
     async def start(self) -> None:
         self.params = rt.TreeParams()
@@ -46,23 +53,44 @@ class RaptorProcessor(DerivedIndexProcessor):
     def relevant(self, update: GraphUpdate) -> bool:
         return bool(update.passages or update.everything)
 
+    @chunks.handler
+    async def on_chunk(self, chunk: TextChunk, flow: Flow) -> None:
+        await self.absorb(flow, chunk)
+
     async def refresh(self, tools, scope: Scope, changes: Changes) -> str:
+        """Passages that arrived join the tree once the source graph records them (a chunk's record
+        is sent before the chunk, but through the triples writer: one not recorded yet fails the
+        batch, to be redelivered); passages whose record is gone leave it."""
         tree, built_by = await self._tree(tools, scope)
         if not tree.nodes or changes.everything:
-            async for _ in self._full(tools, scope):
+            async for _ in self._full(tools, scope, changes.arrived):
                 pass
             return "full"
         current = set(await self._passage_list(tools))
-        arrived = sorted(p for p in changes.passages if p in current and tree.parent(p) is None)
+        arriving = sorted(p for p in changes.arrived if tree.parent(p) is None)
+        arrived = [p for p in arriving if p in current]
+        waiting = [p for p in arriving if p not in current]
         left = sorted(p for p in changes.passages if p not in current and tree.parent(p) is not None)
-        if not arrived and not left:
-            return "unchanged"
+        if arrived or left:
+            try:
+                await self._change(tools, scope, tree, built_by, arrived, left, changes)
+            except BaseException:
+                del self.trees[scope]  # changed in memory, maybe not stored: read the stored tree again
+                raise
+        if waiting:
+            raise TransientError(f"{len(waiting)} passage(s) not recorded in the source graph yet "
+                                 f"(e.g. {waiting[0]}): trying again")
+        return "incremental" if arrived or left else "unchanged"
+
+    async def _change(self, tools, scope: Scope, tree: rt.Tree, built_by: dict[str, str], arrived: list[str],
+                      left: list[str], changes: Changes) -> None:
         started, summariser = now(), rt.LlmSummariser(tools.complete)
         changes_made = []
         if left:
             changes_made.append(await rt.remove(tree, left, summariser, self.params))
         if arrived:
-            changes_made.append(await rt.add(tree, await self._passages(tools, arrived), summariser, self.params))
+            passages = await self._embedded(tools, [changes.arrived[p] for p in arrived])
+            changes_made.append(await rt.add(tree, passages, summariser, self.params))
         removed = set().union(*(c.removed for c in changes_made))
         changed = set().union(*(c.changed for c in changes_made)) - removed
         build = build_uri()
@@ -76,17 +104,19 @@ class RaptorProcessor(DerivedIndexProcessor):
         self.runs[scope].method = _method(tree, changed)
         log.info("raptor: %s/%s: %d passage(s) added, %d removed; %d node(s) rewritten, %d dropped", *scope,
                  len(arrived), len(left), len(changed), len(removed))
-        return "incremental"
 
     async def rebuild(self, tools, scope: Scope) -> AsyncIterator[str]:
         async for line in self._full(tools, scope):
             yield line
 
-    async def _full(self, tools, scope: Scope) -> AsyncIterator[str]:
-        started = now()
+    async def _full(self, tools, scope: Scope, arrived: dict[str, TextChunk] | None = None) -> AsyncIterator[str]:
+        """The tree of every recorded passage: texts from `arrived` chunks, else from the vector store
+        (a passage it does not hold yet joins later, when its chunk arrives)."""
+        started, arrived = now(), arrived or {}
         uris = await self._passage_list(tools)
         yield f"found {len(uris):,} passages"
-        passages = await self._passages(tools, uris)
+        passages = [*await self._embedded(tools, [arrived[u] for u in uris if u in arrived]),
+                    *await self._passages(tools, [u for u in uris if u not in arrived])]
         yield f"embedded {len(passages):,} passages"
         tree = await rt.build(passages, rt.LlmSummariser(tools.complete), self.params)
         yield f"built a tree of {len(tree.nodes):,} nodes over {tree.height} level(s)"
@@ -109,15 +139,20 @@ class RaptorProcessor(DerivedIndexProcessor):
         return list(dict.fromkeys(row["chunk"].iri for row in result.bindings if "chunk" in row))
 
     async def _passages(self, tools, uris: Sequence[str]) -> list[rt.Passage]:
-        """The chunks' texts (from the vector store) and their embeddings."""
+        """Passages whose text the vector store holds, embedded."""
         found = []
         for start in range(0, len(uris), FETCH):
             found += [c for c in await tools.chunks(list(uris[start:start + FETCH])) if c.text]
-        if not found:
+        return await self._embedded(tools, [(c.uri, c.text, c.document) for c in found])
+
+    async def _embedded(self, tools, items: Sequence[TextChunk | tuple[str, str, str | None]]) -> list[rt.Passage]:
+        """(chunk IRI, text, document) or chunks, as unit-length embedded passages."""
+        rows = [(i.metadata.id, i.text, i.document) if isinstance(i, TextChunk) else i for i in items]
+        if not rows:
             return []
-        vectors = np.asarray(await tools.embed([c.text for c in found]), dtype=np.float32)
+        vectors = np.asarray(await tools.embed([text for _, text, _ in rows]), dtype=np.float32)
         vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        return [rt.Passage(c.uri, c.text, v, c.document) for c, v in zip(found, vectors)]
+        return [rt.Passage(uri, text, v, document) for (uri, text, document), v in zip(rows, vectors)]
 
     async def counts(self, tools, scope: Scope) -> dict[str, int]:
         tree, _ = await self._tree(tools, scope)

@@ -1,7 +1,10 @@
 """The fault suite: every processor its own OS process on RabbitMQ; kill -9 one of them mid-ingest, or
 stop each with SIGTERM in turn, or drop every broker connection, and the collection ends up exactly as
 a clean run left it — no quad, chunk vector or entity vector lost, no chunk extracted twice — and
-every explain trace of the questions answered meanwhile is stored. A GraphRAG process killed
+every explain trace of the questions answered meanwhile is stored. The structures derived from the
+graph (communities, the RAPTOR tree) depend on the order updates arrived in, so they are not compared
+with the clean run's: they must cover the collection as it ended up, every linked entity in one
+finest-level community and every passage under one tree cluster, with nothing gone left in them. A GraphRAG process killed
 mid-answer costs its caller an error within the configured deadline, not the request timeout."""
 
 from __future__ import annotations
@@ -33,11 +36,18 @@ INGEST_TIMEOUT = 240.0
 FAULT_AFTER_DOCUMENTS = 3  # the fault strikes once this many documents are on their way
 VECTOR_LIMIT = 1000  # the most one vector query lists: the corpus stays below it
 VICTIMS = ["librarian", "chunker", "kg-extract", "embeddings", "graph-embeddings", "document-embeddings",
-           "triples", "explainability"]
+           "triples", "explainability", "community", "raptor"]
 QUESTIONS = ["What does the json module encode?", "How does heapq keep a heap?",
              "Which hash algorithms does hashlib offer?"]
 
-ALL_QUADS = "SELECT ?g ?s ?p ?o WHERE { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } } }"
+ALL_QUADS = ("SELECT ?g ?s ?p ?o WHERE { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } "
+             "FILTER(?g NOT IN (<urn:graph:community>, <urn:graph:raptor>)) } }")
+LEVEL_0_MEMBERS = """PREFIX tg: <https://trustgraph.ai/ns/>
+SELECT ?e ?c WHERE { GRAPH <urn:graph:community> { ?c tg:level 0 ; tg:member ?e } }"""
+CLUSTERED_PASSAGES = """PREFIX tg: <https://trustgraph.ai/ns/>
+SELECT ?chunk ?n WHERE { GRAPH <urn:graph:raptor> { ?n tg:level 1 ; tg:childNode ?chunk } }"""
+PASSAGES = """PREFIX tg: <https://trustgraph.ai/ns/>
+SELECT ?chunk WHERE { GRAPH <urn:graph:source> { ?chunk a tg:Chunk } }"""
 SUBGRAPHS_PER_CHUNK = """
 PREFIX prov: <http://www.w3.org/ns/prov#>
 PREFIX tg: <https://trustgraph.ai/ns/>
@@ -147,12 +157,14 @@ class Env:
     clean: Snapshot
     clean_seconds: float
     next_user: int = 1
+    last_api: Api | None = None  # the latest scenario's user
 
     def fresh_api(self) -> Api:
         """A user of its own for the next scenario: the same document ids land in a store of their own."""
         user = f"user{self.next_user}"
         self.next_user += 1
-        return Api(self.cluster.gateway, token=self.cluster.tokens[user], timeout=120)
+        self.last_api = Api(self.cluster.gateway, token=self.cluster.tokens[user], timeout=120)
+        return self.last_api
 
 
 @pytest.fixture(scope="module")
@@ -178,6 +190,7 @@ def env(rabbitmq_url: str, tmp_path_factory: pytest.TempPathFactory):
         clean_seconds = time.monotonic() - began
         clean = await settled_snapshot(api)
         assert len(clean.subgraphs_per_chunk) >= 40 and clean.chunk_vectors and clean.entity_vectors
+        await assert_derived_complete(api)
         return Env(cluster, api, corpus, clean, clean_seconds)
 
     try:
@@ -203,6 +216,35 @@ async def stored_explain_ids(api: Api, collection: str) -> set[str]:
         "query": "SELECT DISTINCT ?s WHERE { GRAPH <urn:graph:retrieval> { ?s ?p ?o } }",
         "collection": collection, "limit": 1_000_000})
     return {_value(row["s"]) for row in reply["bindings"]}
+
+
+async def derived_gaps(api: Api) -> list[str]:
+    """How the collection's communities and RAPTOR tree fail to cover its graph ([] when they do)."""
+    from tracegraph.base.communities.graph import fact_graph
+    from tracegraph.schemas.rdf import Triple
+
+    async def rows(query: str) -> list[dict]:
+        return (await api.flow_service("default", "sparql", {"query": query, "collection": COLLECTION,
+                                                             "limit": 1_000_000}))["bindings"]
+
+    facts = (await api.flow_service("default", "triples", {"collection": COLLECTION, "limit": 1_000_000}))["response"]
+    linked = set(fact_graph(Triple.model_validate(t) for t in facts).entities)
+    members = [_value(r["e"]) for r in await rows(LEVEL_0_MEMBERS)]
+    clustered = [_value(r["chunk"]) for r in await rows(CLUSTERED_PASSAGES)]
+    passages = {_value(r["chunk"]) for r in await rows(PASSAGES)}
+    gaps = []
+    for what, wanted, held in (("entities", linked, members), ("passages", passages, clustered)):
+        if set(held) != wanted or len(held) != len(set(held)):
+            gaps.append(f"{what}: {len(wanted - set(held))} uncovered, {len(set(held) - wanted)} gone but kept, "
+                        f"{len(held) - len(set(held))} held twice")
+    return gaps
+
+
+async def assert_derived_complete(api: Api, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while (gaps := await derived_gaps(api)) and time.monotonic() < deadline:
+        await asyncio.sleep(1.0)
+    assert not gaps, "; ".join(gaps)
 
 
 async def run_scenario(env: Env, fault) -> tuple[Snapshot, list[list[str]]]:
@@ -245,6 +287,7 @@ async def test_kill_9_mid_ingest_loses_nothing(env: Env, victim: str):
     found, answered = await run_scenario(env, fault)
     assert_same(found, env.clean, f"kill -9 {victim}")
     await assert_traces_stored(env, answered)
+    await assert_derived_complete(env.last_api)
 
 
 async def test_each_processor_stopped_with_sigterm_in_turn_loses_nothing(env: Env):
@@ -257,6 +300,7 @@ async def test_each_processor_stopped_with_sigterm_in_turn_loses_nothing(env: En
     found, answered = await run_scenario(env, fault)
     assert_same(found, env.clean, "SIGTERM of each processor in turn")
     await assert_traces_stored(env, answered)
+    await assert_derived_complete(env.last_api)
 
 
 @pytest.mark.skipif(not shutil.which("rabbitmqctl"), reason="needs rabbitmqctl to drop connections")
@@ -270,6 +314,7 @@ async def test_broker_connections_dropped_mid_ingest_lose_nothing(env: Env):
     found, answered = await run_scenario(env, fault)
     assert_same(found, env.clean, "broker connections dropped")
     await assert_traces_stored(env, answered)
+    await assert_derived_complete(env.last_api)
 
 
 async def test_a_graph_rag_killed_mid_answer_fails_its_caller_within_the_deadline(env: Env):
