@@ -30,7 +30,7 @@ def node_triples(node: TreeNode, build_uri: str, *, top_level: int) -> list[Trip
     subject = iri(node.id)
     facts: list[tuple[IriTerm, IriTerm | LiteralTerm]] = [
         (RDF.type, TG.RaptorNode), (RDFS.label, literal(node_label(node, top_level))),
-        (TG.level, literal(node.level)), (TG.passageCount, literal(node.passage_count)),
+        (TG.level, literal(node.level, XSD.integer.iri)), (TG.passageCount, literal(node.passage_count, XSD.integer.iri)),
         (TG.summary, literal(node.summary)), (TG.method, literal(node.method)),
         (TG.embedding, literal(encode_vector(node.vector))), (PROV.wasGeneratedBy, iri(build_uri))]
     for child in node.children:
