@@ -13,14 +13,13 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from urllib.parse import unquote
 
 import numpy as np
 from tracegraph.base.communities.detect import Community
 from tracegraph.base.communities.graph import FactGraph
 from tracegraph.base.provenance.uris import entity_uri
-from tracegraph.base.provenance.vocab import READABLE_PREDICATES
-from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Term, Triple, TripleTerm
+from tracegraph.base.stores.keyword import readable, sentence
+from tracegraph.schemas.rdf import Triple
 
 OFFLINE = "offline: "
 NEUTRAL_RATING = 5.0
@@ -42,42 +41,11 @@ class Report:
 
 # ---------------------------------------------------------------- reading facts as text
 
-def readable_name(iri: str) -> str:
-    """An IRI's last path segment as words, for when it has no label.
-
-    >>> readable_name("https://trustgraph.ai/e/helios-grid"), readable_name("http://x.org/ns#worksFor")
-    ('helios grid', 'works for')
-    """
-    tail = re.split(r"[/#:]", iri.rstrip("/#:"))[-1] or iri
-    words = re.sub(r"(?<=[a-z0-9])([A-Z])(?=[a-z])", lambda m: " " + m.group(1).lower(), unquote(tail))  # camelCase
-    return re.sub(r"[-_\s]+", " ", words).strip() or iri
-
-
-def _term_text(term: Term, labels: dict[str, str]) -> str:
-    if isinstance(term, IriTerm):
-        return labels.get(term.iri) or readable_name(term.iri)
-    if isinstance(term, LiteralTerm):
-        return term.value
-    if isinstance(term, TripleTerm):
-        return f"({fact_sentence(term.triple, labels)})"
-    return str(term)
-
-
-def fact_sentence(triple: Triple, labels: dict[str, str]) -> str:
-    """A fact as a sentence without its full stop: labels where known, else readable IRIs.
-
-    >>> from tracegraph.schemas.rdf import iri
-    >>> e = "https://trustgraph.ai/e/"
-    >>> fact = Triple(s=iri(e + "helios-grid"), p=iri("https://trustgraph.ai/r/depends-on"), o=iri(e + "orbis"))
-    >>> fact_sentence(fact, {e + "helios-grid": "Helios Grid", e + "orbis": "Orbis Systems"})
-    'Helios Grid depends on Orbis Systems'
-    """
-    predicate = labels.get(triple.p.iri) or READABLE_PREDICATES.get(triple.p.iri) or readable_name(triple.p.iri)
-    return f"{_term_text(triple.s, labels)} {predicate} {_term_text(triple.o, labels)}"
+fact_sentence = sentence  # a fact as the words it says: labels where known, else readable IRIs
 
 
 def entity_name(graph: FactGraph, entity: str) -> str:
-    return graph.labels.get(entity) or readable_name(entity)
+    return graph.labels.get(entity) or readable(entity)
 
 
 # ---------------------------------------------------------------- what is central in a community

@@ -59,56 +59,48 @@ def typed_question_triples(question: str, kind) -> list[Triple]:
     return [retrieval_triple(question, RDF.type, kind)]
 
 
+def _listed(owner: str, link, kind, node: str, links: dict, values: dict) -> list[Triple]:
+    """One node of a list a step records: `owner` links to it, it has a type, IRI links and values."""
+    return [retrieval_triple(owner, link, iri(node)), retrieval_triple(node, RDF.type, kind),
+            *[retrieval_triple(node, p, iri(o)) for p, o in links.items()], *known_values(node, values)]
+
+
 def report_score_triples(exploration: str, sid: str, scored: Sequence[ScoredReport]) -> list[Triple]:
     """The map step: every report it scored, best first, with its score and the reason."""
-    out: list[Triple] = []
-    for index, item in enumerate(scored):
-        node = report_score_uri(sid, index)
-        out += [retrieval_triple(exploration, TG.reportScore, iri(node)),
-                retrieval_triple(node, RDF.type, TG.ReportScore),
-                retrieval_triple(node, TG.report, iri(item.report)),
-                retrieval_triple(node, TG.community, iri(item.community)),
-                *known_values(node, {TG.mapScore: f"{item.score:.4f}", TG.level: item.level,
-                                     TG.rank: index + 1, TG.reasoning: item.reason}),
-                retrieval_triple(node, RDFS.label, literal(item.title))]
-    return out
+    return [t for index, item in enumerate(scored) for t in _listed(
+        exploration, TG.reportScore, TG.ReportScore, report_score_uri(sid, index),
+        {TG.report: item.report, TG.community: item.community},
+        {TG.mapScore: f"{item.score:.4f}", TG.level: item.level, TG.rank: index + 1, TG.reasoning: item.reason,
+         RDFS.label: item.title})]
 
 
 def report_selection_triples(focus: str, sid: str, kept: Sequence[ScoredReport]) -> list[Triple]:
     """The reduce step's input: the reports kept, each with its community, score and reason."""
-    out: list[Triple] = []
-    for index, item in enumerate(kept):
-        node = report_selection_uri(sid, index)
-        out += [retrieval_triple(focus, TG.selectedReport, iri(node)),
-                retrieval_triple(node, RDF.type, TG.ReportSelection),
-                retrieval_triple(node, TG.report, iri(item.report)),
-                retrieval_triple(node, TG.community, iri(item.community)),
-                *known_values(node, {TG.score: f"{item.score:.4f}", TG.rank: index + 1, TG.reasoning: item.reason})]
-    return out
+    return [t for index, item in enumerate(kept) for t in _listed(
+        focus, TG.selectedReport, TG.ReportSelection, report_selection_uri(sid, index),
+        {TG.report: item.report, TG.community: item.community},
+        {TG.score: f"{item.score:.4f}", TG.rank: index + 1, TG.reasoning: item.reason})]
 
 
 def tree_visit_triples(exploration: str, sid: str, visits: Sequence[Visit], threshold: float) -> list[Triple]:
     """The RAPTOR walk: each node scored on the way down, and whether the walk went below it."""
-    out = [retrieval_triple(exploration, TG.threshold, literal(f"{threshold:.2f}"))]
-    for index, visit in enumerate(visits):
-        node = tree_visit_uri(sid, index)
-        out += [retrieval_triple(exploration, TG.treeVisit, iri(node)),
-                retrieval_triple(node, RDF.type, TG.TreeVisit),
-                retrieval_triple(node, TG.node, iri(visit.node)),
-                *known_values(node, {TG.level: visit.level, TG.score: f"{visit.score:.4f}",
-                                     TG.expanded: str(visit.expanded).lower(), TG.rank: index + 1,
-                                     TG.reasoning: visit.reason})]
-    return out
+    return [retrieval_triple(exploration, TG.threshold, literal(f"{threshold:.2f}")),
+            *[t for index, visit in enumerate(visits) for t in _listed(
+                exploration, TG.treeVisit, TG.TreeVisit, tree_visit_uri(sid, index), {TG.node: visit.node},
+                {TG.level: visit.level, TG.score: f"{visit.score:.4f}", TG.expanded: str(visit.expanded).lower(),
+                 TG.rank: index + 1, TG.reasoning: visit.reason})]]
 
 
 def node_selection_triples(focus: str, sid: str, kept: Sequence[Visit]) -> list[Triple]:
     """RAPTOR summaries the answer draws on (the passages kept are tg:ChunkSelections)."""
-    out: list[Triple] = []
-    for index, visit in enumerate(kept):
-        node = node_selection_uri(sid, index)
-        out += [retrieval_triple(focus, TG.selectedNode, iri(node)),
-                retrieval_triple(node, RDF.type, TG.NodeSelection),
-                retrieval_triple(node, TG.node, iri(visit.node)),
-                *known_values(node, {TG.level: visit.level, TG.score: f"{visit.score:.4f}", TG.rank: index + 1,
-                                     TG.reasoning: visit.reason})]
-    return out
+    return [t for index, visit in enumerate(kept) for t in _listed(
+        focus, TG.selectedNode, TG.NodeSelection, node_selection_uri(sid, index), {TG.node: visit.node},
+        {TG.level: visit.level, TG.score: f"{visit.score:.4f}", TG.rank: index + 1, TG.reasoning: visit.reason})]
+
+
+def chunk_selection_triples(focus: str, sid: str, kept: Sequence[tuple[str, float]]) -> list[Triple]:
+    """RAPTOR passages the answer draws on, best first."""
+    return [t for index, (chunk, score) in enumerate(kept) for t in _listed(
+        focus, TG.chunkSelection, TG.ChunkSelection, f"urn:trustgraph:prov:chunk-selection:{sid}:{index}",
+        {TG.chunk: chunk}, {TG.rank: index + 1, TG.score: f"{score:.4f}",
+                            TG.reasoning: f"similarity {score:.3f} to the question, under an expanded branch"})]

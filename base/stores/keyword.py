@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from urllib.parse import unquote
 from collections.abc import Iterable, Iterator
 from functools import cache
 from pathlib import Path
@@ -42,9 +43,14 @@ is_fact = is_knowledge  # the one rule; the name says what it means here
 
 
 def readable(iri: str) -> str:
-    """A name for an IRI nobody labelled: its last segment, with '-' and '_' read as spaces."""
-    segment = re.split(r"[/#:]", iri.rstrip("/#:"))[-1] or iri
-    return re.sub(r"[-_]+", " ", segment).strip() or iri
+    """A name for an IRI nobody labelled: its last segment, with '-', '_' and camelCase read as spaces.
+
+    >>> readable("https://trustgraph.ai/e/helios-grid"), readable("http://x.org/ns#worksFor")
+    ('helios grid', 'works for')
+    """
+    segment = unquote(re.split(r"[/#:]", iri.rstrip("/#:"))[-1] or iri)
+    segment = re.sub(r"(?<=[a-z0-9])([A-Z])(?=[a-z])", lambda m: " " + m.group(1).lower(), segment)
+    return re.sub(r"[-_\s]+", " ", segment).strip() or iri
 
 
 def fact_key(t: Triple) -> str:

@@ -20,7 +20,6 @@ import numpy as np
 from tracegraph.base.errors import LlmUnavailable
 from tracegraph.base.provenance import global_search as trace
 from tracegraph.base.provenance import query as prov
-from tracegraph.base.provenance import search as search_trace
 from tracegraph.base.provenance.query import Usage
 from tracegraph.base.provenance.vocab import DC, PROV, RDFS, TG
 from tracegraph.base.retrieval import global_map as gm
@@ -28,7 +27,7 @@ from tracegraph.base.retrieval.confidence import ConfidenceBlock
 from tracegraph.base.stores.protocol import COMMUNITY_GRAPH, SOURCE_GRAPH
 from tracegraph.base.provenance.vectors import decode_vector
 from tracegraph.flow.graph_rag.pipeline import Chunk, Explain, Synthesised
-from tracegraph.flow.search.results import EvidenceItem, SearchFinished
+from tracegraph.flow.search.results import EvidenceItem, SearchFinished, WholeAnswer, synthesis_step
 from tracegraph.schemas.rdf import IriTerm, LiteralTerm, TripleTerm
 
 MAX_REPORTS = 100_000
@@ -93,11 +92,11 @@ async def read_reports(tools) -> list[gm.StoredReport]:
     return reports
 
 
-class GlobalAnswer:
-    """One global answer, run by a search pipeline (its tools, LLM state, session and synthesis)."""
+class GlobalAnswer(WholeAnswer):
+    """One global answer."""
 
     def __init__(self, pipeline, shelf: ReportShelf, limits: GlobalLimits = GlobalLimits()) -> None:
-        self.p, self.shelf, self.limits = pipeline, shelf, limits
+        super().__init__(pipeline, shelf, limits)
 
     async def steps(self, session, q_uri: str, question: str, searched: str, g_uri: str, query_type: str,
                     streaming: bool) -> AsyncIterator:
@@ -130,13 +129,7 @@ class GlobalAnswer:
             yield chunk
         facts, documents = await self._provenance([s.report for s in kept])
         block = confidence(kept, documents)
-        document = prov.answer_document_uri(sid)
-        saved = await tools.save_answer(document, f"Global Answer: {question[:50]}", done.answer)
-        s_uri = prov.step_uri("synthesis", sid)
-        yield Explain(s_uri, [*prov.synthesis_triples(s_uri, f_uri, document if saved else None, done.usage, done.method),
-                              *search_trace.confidence_triples(s_uri, block.confidence, block.evidence_nodes,
-                                                               block.source_density, block.retrieval_strategies_used,
-                                                               block.low_confidence_warning)])
+        yield await synthesis_step(tools, sid, f_uri, f"Global Answer: {question[:50]}", done, block)
         texts = await self.p._texts_for(session)([f for f, _ in facts])
         evidence = tuple(EvidenceItem(fact, text, kept[0].score, 0.0, {"global": 1}, sorted(docs))
                          for (fact, docs), text in zip(facts, texts))

@@ -37,7 +37,7 @@ from tracegraph.base.retrieval.ppr import Seed
 from tracegraph.flow.search import strategies as st
 from tracegraph.flow.search.global_search import GlobalAnswer, ReportShelf
 from tracegraph.flow.search.raptor_search import RaptorAnswer, TreeShelf
-from tracegraph.flow.search.results import EvidenceItem, SearchFinished
+from tracegraph.flow.search.results import EvidenceItem, SearchFinished, synthesis_step
 from tracegraph.flow.search.strategies import Context, Limits, Run
 from tracegraph.schemas.rdf import Triple, iri, node_iris
 
@@ -132,7 +132,7 @@ class SearchPipeline(GraphRagPipeline):
         done = Synthesised()
         async for chunk in self._synthesis(session, question, selected, streaming, done):
             yield chunk
-        answer, usage, method = done.answer, done.usage, done.method
+        answer = done.answer
         documents = await self._documents_per_edge(selected)
         evidence = [EvidenceItem(f.key, ctx.sentences.get(f.key, ""), score, f.score, dict(f.ranks), sorted(found))
                     for (f, score), found in zip(kept, documents)]
@@ -143,13 +143,7 @@ class SearchPipeline(GraphRagPipeline):
                        grounding=len(ctx.named) / len(ctx.names) if ctx.names else 0.0,
                        focus=runs["ppr"].details.pop("top_dense", 0.0) if "ppr" in runs else 0.0,
                        question=searched, sentences=[e.text for e in evidence])
-        document = prov.answer_document_uri(sid)
-        saved = await self.tools.save_answer(document, f"Search Answer: {question[:50]}", answer)
-        s_uri = prov.step_uri("synthesis", sid)
-        yield Explain(s_uri, [*prov.synthesis_triples(s_uri, f_uri, document if saved else None, usage, method),
-                              *trace.confidence_triples(s_uri, block.confidence, block.evidence_nodes,
-                                                        block.source_density, block.retrieval_strategies_used,
-                                                        block.low_confidence_warning)])
+        yield await synthesis_step(self.tools, sid, f_uri, f"Search Answer: {question[:50]}", done, block)
         yield SearchFinished(session.usage, merged_sources(documents), answer, block, tuple(evidence),
                              route.query_type)
 

@@ -16,9 +16,7 @@ import numpy as np
 
 from tracegraph.base.provenance import global_search as trace
 from tracegraph.base.provenance import query as prov
-from tracegraph.base.provenance import search as search_trace
-from tracegraph.base.provenance.query import known_values
-from tracegraph.base.provenance.vocab import PROV, RDF, RDFS, TG
+from tracegraph.base.provenance.vocab import PROV, RDFS
 from tracegraph.base.raptor.rdf import read_tree
 from tracegraph.base.raptor.tree import Tree, walk
 from tracegraph.base.retrieval.confidence import ConfidenceBlock
@@ -26,8 +24,8 @@ from tracegraph.base.retrieval.global_map import lead
 from tracegraph.base.retrieval.titles import document_titles
 from tracegraph.base.stores.protocol import RAPTOR_GRAPH
 from tracegraph.flow.graph_rag.pipeline import Chunk, Explain, Synthesised
-from tracegraph.flow.search.results import SearchFinished
-from tracegraph.schemas.rdf import IriTerm, Triple, iri, literal
+from tracegraph.flow.search.results import SearchFinished, WholeAnswer, synthesis_step
+from tracegraph.schemas.rdf import IriTerm, literal
 
 MAX_ROWS = 1_000_000
 SYSTEM = ("Answer the question from the summaries and passages given. Summaries describe whole parts of the "
@@ -60,21 +58,11 @@ class TreeShelf:
         return tree
 
 
-def passage_selection_triples(focus: str, sid: str, kept: Sequence[tuple[str, float]]) -> list[Triple]:
-    out: list[Triple] = []
-    for index, (chunk, score) in enumerate(kept):
-        node = f"urn:trustgraph:prov:chunk-selection:{sid}:{index}"
-        out += [prov.retrieval_triple(focus, TG.chunkSelection, iri(node)),
-                prov.retrieval_triple(node, RDF.type, TG.ChunkSelection),
-                prov.retrieval_triple(node, TG.chunk, iri(chunk)),
-                *known_values(node, {TG.rank: index + 1, TG.score: f"{score:.4f}",
-                                     TG.reasoning: f"similarity {score:.3f} to the question, under an expanded branch"})]
-    return out
+class RaptorAnswer(WholeAnswer):
+    """One answer from the RAPTOR tree."""
 
-
-class RaptorAnswer:
     def __init__(self, pipeline, shelf: TreeShelf, limits: RaptorLimits = RaptorLimits()) -> None:
-        self.p, self.shelf, self.limits = pipeline, shelf, limits
+        super().__init__(pipeline, shelf, limits)
 
     async def steps(self, session, q_uri: str, question: str, searched: str, g_uri: str, query_type: str,
                     streaming: bool) -> AsyncIterator:
@@ -101,7 +89,7 @@ class RaptorAnswer:
                   f"under expanded branches most similar to the question")
         yield Explain(f_uri, [*prov.focus_triples(f_uri, e_uri, sid, [], None, method),
                               *trace.node_selection_triples(f_uri, sid, summaries),
-                              *passage_selection_triples(f_uri, sid, [(c.uri, s) for c, s in passages])])
+                              *trace.chunk_selection_triples(f_uri, sid, [(c.uri, s) for c, s in passages])])
 
         done = Synthesised()
         texts = [tree.nodes[v.node].summary for v in summaries]
@@ -112,13 +100,7 @@ class RaptorAnswer:
         best = passages[0][1] if passages else 0.0
         block = ConfidenceBlock(round(min(1.0, 0.7 * max(best, 0.0) + 0.3 * min(1.0, density / 3)), 2),
                                 [c.uri for c, _ in passages], density, ["raptor"], density <= 1)
-        document = prov.answer_document_uri(sid)
-        saved = await tools.save_answer(document, f"RAPTOR Answer: {question[:50]}", done.answer)
-        s_uri = prov.step_uri("synthesis", sid)
-        yield Explain(s_uri, [*prov.synthesis_triples(s_uri, f_uri, document if saved else None, done.usage, done.method),
-                              *search_trace.confidence_triples(s_uri, block.confidence, block.evidence_nodes,
-                                                               block.source_density, block.retrieval_strategies_used,
-                                                               block.low_confidence_warning)])
+        yield await synthesis_step(tools, sid, f_uri, f"RAPTOR Answer: {question[:50]}", done, block)
         titles = await document_titles(tools, documents.values())
         sources = list(titles.items())
         yield SearchFinished(session.usage, sources, done.answer, block, (), query_type)

@@ -1,9 +1,7 @@
 """Community reports (offline, and the LLM prompt and parsing) and the RDF form of communities and reports."""
 
-import doctest
 
 import pytest
-from tracegraph.base.communities import reports as reports_module
 from tracegraph.base.communities.detect import DetectionParams, detect, update
 from tracegraph.base.communities.graph import fact_graph
 from tracegraph.base.provenance.vectors import decode_vector, encode_vector
@@ -66,11 +64,6 @@ def grid_community(hierarchy):
 
 
 # ---------------------------------------------------------------- offline reports
-
-def test_the_doctests_of_reading_facts_as_text():
-    result = doctest.testmod(reports_module)
-    assert result.failed == 0 and result.attempted >= 4
-
 
 def test_fact_sentences_use_labels_or_readable_iris(graph):
     assert fact_sentence(link(GRID[0], "depends-on", GRID[1]), graph.labels) == "Helios Grid depends on Orbis Systems"

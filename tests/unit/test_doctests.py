@@ -25,6 +25,8 @@ import tracegraph.flow.search.pipeline
 import tracegraph.base.retrieval.names
 import tracegraph.base.provenance.query
 import tracegraph.base.provenance.agent
+import tracegraph.base.retrieval.global_map
+import tracegraph.base.stores.keyword
 
 
 @pytest.mark.parametrize("module", [tracegraph.base.bus.protocol, tracegraph.base.bus.topic, tracegraph.cli._client, tracegraph.cli.start_flow,
@@ -36,7 +38,8 @@ import tracegraph.base.provenance.agent
                                     tracegraph.base.retrieval.rerank,
                                     tracegraph.base.retrieval.router, tracegraph.flow.search.weights,
                                     tracegraph.flow.search.pipeline, tracegraph.base.retrieval.names,
-                                    tracegraph.base.provenance.query, tracegraph.base.provenance.agent])
+                                    tracegraph.base.provenance.query, tracegraph.base.provenance.agent,
+                                    tracegraph.base.retrieval.global_map, tracegraph.base.stores.keyword])
 def test_doctests(module):
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
