@@ -98,9 +98,8 @@ def node_selection_triples(focus: str, sid: str, kept: Sequence[Visit]) -> list[
         {TG.level: visit.level, TG.score: f"{visit.score:.4f}", TG.rank: index + 1, TG.reasoning: visit.reason})]
 
 
-def chunk_selection_triples(focus: str, sid: str, kept: Sequence[tuple[str, float]]) -> list[Triple]:
-    """RAPTOR passages the answer draws on, best first."""
-    return [t for index, (chunk, score) in enumerate(kept) for t in _listed(
+def chunk_selection_triples(focus: str, sid: str, kept: Sequence[tuple[str, float, str]]) -> list[Triple]:
+    """RAPTOR passages the answer draws on, best first: (chunk IRI, score, reason)."""
+    return [t for index, (chunk, score, reason) in enumerate(kept) for t in _listed(
         focus, TG.chunkSelection, TG.ChunkSelection, f"urn:trustgraph:prov:chunk-selection:{sid}:{index}",
-        {TG.chunk: chunk}, {TG.rank: index + 1, TG.score: f"{score:.4f}",
-                            TG.reasoning: f"similarity {score:.3f} to the question, under an expanded branch"})]
+        {TG.chunk: chunk}, {TG.rank: index + 1, TG.score: f"{score:.4f}", TG.reasoning: reason})]

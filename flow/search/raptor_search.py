@@ -1,6 +1,7 @@
 """RAPTOR answers (RSN-05): walk the collection's summary tree (kept by the raptor processor in
 urn:graph:raptor) from the overview down, expanding only branches relevant enough to the question,
-then answer from the summaries the walk went through and the best passages under it.
+then answer from the summaries the walk went through and the best passages: those under the
+expanded branches, and the question's nearest passages by vector search (labelled as such).
 
 The trace records every node the walk scored and whether it went below it (Exploration), the
 summaries and passages kept (Focus), and the answer (Synthesis). Each summary is derived from its
@@ -83,13 +84,13 @@ class RaptorAnswer(WholeAnswer):
                               *trace.tree_visit_triples(e_uri, sid, visits, limits.threshold)])
 
         summaries = sorted((v for v in visits if v.expanded), key=lambda v: (v.level, -v.score))[: limits.summaries]
-        passages = await self._passages(list(walked.candidate_chunks), query)
+        passages = await self._passages(list(walked.candidate_chunks), query, vector)
         f_uri = prov.step_uri("focus", sid)
-        method = (f"the {len(summaries)} expanded summaries nearest the overview and the {len(passages)} passages "
-                  f"under expanded branches most similar to the question")
+        method = (f"the {len(summaries)} expanded summaries nearest the overview, and the {len(passages)} passages "
+                  f"most similar to the question among those under expanded branches and the nearest by vector search")
         yield Explain(f_uri, [*prov.focus_triples(f_uri, e_uri, sid, [], None, method),
                               *trace.node_selection_triples(f_uri, sid, summaries),
-                              *trace.chunk_selection_triples(f_uri, sid, [(c.uri, s) for c, s in passages])])
+                              *trace.chunk_selection_triples(f_uri, sid, [(c.uri, s, why) for c, s, why in passages])])
 
         done = Synthesised()
         texts = [tree.nodes[v.node].summary for v in summaries]
@@ -99,38 +100,47 @@ class RaptorAnswer(WholeAnswer):
         density = len(set(documents.values()))
         best = passages[0][1] if passages else 0.0
         block = ConfidenceBlock(round(min(1.0, 0.7 * max(best, 0.0) + 0.3 * min(1.0, density / 3)), 2),
-                                [c.uri for c, _ in passages], density, ["raptor"], density <= 1)
+                                [c.uri for c, _, _ in passages], density, ["raptor"], density <= 1)
         yield await synthesis_step(tools, sid, f_uri, f"RAPTOR Answer: {question[:50]}", done, block)
         titles = await document_titles(tools, documents.values())
         sources = list(titles.items())
         yield SearchFinished(session.usage, sources, done.answer, block, (), query_type)
 
-    async def _passages(self, chunks: Sequence[str], query: np.ndarray):
-        """The reached passages most similar to the question: (RetrievedChunk, cosine), best first."""
-        found = []
-        for start in range(0, len(chunks), 1000):
-            found += await self.p.tools.chunks(chunks[start:start + 1000])
-        found = [c for c in found if c.text]
+    async def _passages(self, reached: Sequence[str], query: np.ndarray, vector) -> list[tuple]:
+        """The passages the answer quotes, best first, as (RetrievedChunk, cosine, reason): those under
+        the expanded clusters, and the question's nearest passages by vector search, which a walk
+        routed by cluster centroids can miss (bench/raptor.py: alone, it finds far fewer)."""
+        found = {}
+        for start in range(0, len(reached), 1000):
+            found.update((c.uri, c) for c in await self.p.tools.chunks(list(reached[start:start + 1000])))
+        for chunk in await self.p.tools.nearest_chunks(vector, self.limits.passages):
+            found.setdefault(chunk.uri, chunk)
+        found = {uri: c for uri, c in found.items() if c.text}
         if not found:
             return []
-        vectors = np.asarray(await self.p.tools.embed([c.text for c in found]), dtype=np.float32)
+        chunks = list(found.values())
+        vectors = np.asarray(await self.p.tools.embed([c.text for c in chunks]), dtype=np.float32)
         scores = vectors @ query
-        order = np.argsort(-scores, kind="stable")[: self.limits.passages]
-        return [(found[i], float(scores[i])) for i in order]
+        under = set(reached)
+        return [(chunks[i], float(scores[i]),
+                 f"similarity {scores[i]:.3f} to the question; "
+                 + ("under an expanded branch" if chunks[i].uri in under
+                    else "a nearest passage by vector search, in a branch the walk did not expand"))
+                for i in np.argsort(-scores, kind="stable")[: self.limits.passages]]
 
     async def _reduce(self, question: str, summaries: Sequence[str], passages, streaming: bool):
         if self.p.llm and (summaries or passages):
             prompt = "\n".join([f"Question: {question}", "", "Summaries:", *[f"- {s}" for s in summaries], "",
-                                "Passages:", *[f"- {c.text}" for c, _ in passages]])
+                                "Passages:", *[f"- {c.text}" for c, _, _ in passages]])
             async for piece in self.p._generate(SYSTEM, prompt, streaming):
                 yield piece
             if self.p.llm:
                 return
-        yield Chunk(offline_answer(summaries, [c.text for c, _ in passages]), end_of_stream=True)
+        yield Chunk(offline_answer(summaries, [c.text for c, _, _ in passages]), end_of_stream=True)
 
     async def _documents(self, passages) -> dict[str, str]:
         """Chunk IRI -> document IRI, as the vector store recorded it."""
-        return {c.uri: c.document for c, _ in passages if c.document}
+        return {c.uri: c.document for c, _, _ in passages if c.document}
 
 
 def offline_answer(summaries: Sequence[str], passages: Sequence[str]) -> str:
