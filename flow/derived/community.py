@@ -135,7 +135,7 @@ class CommunityProcessor(DerivedIndexProcessor):
                 except LlmUnavailable:
                     llm[0] = False
                     return offline
-            written = rp.parse_report(community, done.text, offline.key_facts, offline.key_entities, done.model)
+            written = rp.parse_report(community.id, done.text, offline.key_facts, offline.key_entities, done.model)
             return written or offline
 
         reports = list(await asyncio.gather(*(one(c) for c in communities)))

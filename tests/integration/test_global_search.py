@@ -190,3 +190,51 @@ async def test_communities_reports_tree_and_global_traces_pass_the_shapes(stack)
     broken = [t for t in triples if not (t.g == "urn:graph:community" and t.p.iri == TG + "reportOf")]
     report = await asyncio.to_thread(validate_trace, broken)
     assert not report.conforms and any("reports on exactly one" in m for m in report.messages)
+
+
+def scripted_llm(body: dict) -> str:
+    """The scripted model, answering by the system prompt it is given: a community report, a tree
+    summary, the router, the map step's ratings (the second report's malformed) and the reduce step."""
+    from tracegraph.base.communities.reports import REPORT_SYSTEM
+    from tracegraph.base.retrieval.global_map import MAP_SYSTEM, REDUCE_SYSTEM
+    from tracegraph.base.retrieval.router import ROUTER_SYSTEM
+
+    system = body["messages"][0]["content"]
+    if system == REPORT_SYSTEM:
+        return json.dumps({"title": "Scripted community", "summary": "A community the scripted model summarised.",
+                           "key_entities": [], "key_relations": [], "rating": 7, "rating_reason": "scripted"})
+    if system == ROUTER_SYSTEM:
+        return "strategic"
+    if system == MAP_SYSTEM:
+        return '[{"id": 1, "score": 9, "reason": "names the risks"}, {"id": 2, "score": "high"}]'
+    if system == REDUCE_SYSTEM:
+        return "The scripted model's answer from the reports."
+    return "A scripted summary of the passages."  # the RAPTOR tree's
+
+
+async def test_with_an_llm_reports_map_and_reduce_are_the_models_and_a_bad_rating_falls_back(tmp_path):
+    from support.openai_stub import OpenAIStub
+
+    async with OpenAIStub() as stub:
+        stub.script(*[scripted_llm] * 1000)
+        async with ingest_stack(tmp_path, llm_url=stub.base_url, llm_model="stub-llm", extractor="offline",
+                                derived_settle=0.1) as (api, _):
+            for name in ("helios-grid.md", "corvid-analytics.md"):
+                await load_and_wait(api, CORPUS / name)
+            built = await settled(api, "community", "reports")
+            assert built["method"] == "LLM (stub-llm)"
+            methods = await sparql(api, "SELECT DISTINCT ?m ?t WHERE { GRAPH <urn:graph:community> { ?r a "
+                                        "tg:CommunityReport ; tg:method ?m ; <http://www.w3.org/2000/01/rdf-schema#label> ?t } }")
+            assert {(m["m"]["v"], m["t"]["v"]) for m in methods} == {("LLM (stub-llm)", "Scripted community")}
+
+            events, final = await ask(api, query=STRATEGIC)
+            assert final["response"] == "The scripted model's answer from the reports."
+            reasons = [t["o"]["v"] for t in events[2]["explain_triples"] if t["p"]["i"] == TG + "reasoning"]
+            assert reasons[0] == "LLM (stub-llm) rated 9/10: names the risks"
+            assert any(r.startswith("the LLM's rating was missing or unreadable; offline: similarity") for r in reasons)
+            synthesis = events[-1]
+            assert any(t["p"]["i"].endswith("#comment") and t["o"].get("v") == "LLM (stub-llm)"
+                       for t in synthesis["explain_triples"])
+            maps = [r for r in stub.requests_to("/v1/chat/completions")
+                    if r.body["messages"][0]["content"].startswith("You judge how useful community reports")]
+            assert maps and all(r.body["messages"][1]["content"].count("\n[") <= 8 for r in maps)
