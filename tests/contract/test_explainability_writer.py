@@ -34,6 +34,8 @@ BLUEPRINT = {"processors": {
                            "response": "non-persistent://tg/response/sparql:{id}"},
                 "remove": {"request": "non-persistent://tg/request/triples-remove:{id}",
                            "response": "non-persistent://tg/response/triples-remove:{id}"},
+                "edit": {"request": "non-persistent://tg/request/graph-edit:{id}",
+                         "response": "non-persistent://tg/response/graph-edit:{id}"},
                 "graph-updates": "persistent://tg/flow/graph-updates:{id}"}}}
 
 

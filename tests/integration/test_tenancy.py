@@ -65,3 +65,19 @@ async def test_users_see_only_their_own_collections_and_traces(tmp_path):
         # Bob's own question leaves a trace only bob can see.
         assert await wait_until_async(lambda: questions(bob), what="bob's stored trace") == [theirs[0]["explain_id"]]
         assert await questions(alice) == [question]
+
+        # Communities and the RAPTOR tree are alice's too: bob's status is empty, his global answer finds no
+        # report, and he cannot ask for hers by name.
+        async def reports(api: Api) -> int:
+            found = await api.flow_service("default", "community", {"operation": "status", "collection": "research"})
+            return found["counts"].get("reports", 0)
+        assert await wait_until_async(lambda: reports(alice), timeout=30, what="alice's community reports")
+        assert await reports(bob) == 0
+        tree = await bob.flow_service("default", "raptor", {"operation": "status", "collection": "research"})
+        assert not any(tree["counts"].values())
+        answer = await bob.request("search", {"query": "What are the top risks?", "collection": "research",
+                                              "global": True})
+        assert "no community report" in answer["response"] and not answer.get("sources")
+        with pytest.raises(RemoteError, match="access-denied"):
+            await bob.flow_service("default", "community", {"operation": "rebuild", "collection": "research",
+                                                            "user": "alice"})
