@@ -5,7 +5,7 @@ whole in-process stack (chunker, extraction, embeddings, keyword index), one col
 Each question is then asked through the gateway's REST API in every mode: dense-baseline (the documents of
 the chunks nearest the question's embedding, the plain vector baseline), document-rag (doc-limit 8),
 graph-rag (defaults), search (the router chooses) and search:<strategy> for each strategy in
-tracegraph.schemas.search.STRATEGIES. The sources of each answer, in the order the service returns
+tracegraph.schemas.search.STRATEGIES, and search:raptor (the RAPTOR tree's answer). The sources of each answer, in the order the service returns
 them, are mapped back to corpus passages and scored against the gold supporting passages:
 recall@2/5/8, perfect@8, whether the answer text contains the gold answer, latency p50/p95, errors,
 and for answers with a confidence block its calibration (gold rate with and without the warning,
@@ -207,7 +207,7 @@ def modes(selected: list[str] | None) -> dict[str, tuple[str, dict[str, Any]]]:
     table: dict[str, tuple[str, dict[str, Any]]] = {
         "dense-baseline": (DENSE, {}), "document-rag": ("document-rag", {"doc-limit": 8}),
         "graph-rag": ("graph-rag", {}), "search": ("search", {})}
-    table |= {f"search:{s}": ("search", {"strategies": [s]}) for s in STRATEGIES}
+    table |= {f"search:{s}": ("search", {"strategies": [s]}) for s in (*STRATEGIES, "raptor")}
     if selected is None:
         return table
     unknown = [m for m in selected if m not in table]
