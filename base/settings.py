@@ -65,7 +65,7 @@ class RuntimeSettings(BaseSettings):
     community_resolution: float = Field(1.0, gt=0, description="Leiden resolution of the finest community level "
                                         "(higher: smaller communities); each level up halves it")
     community_seed: int = Field(42, description="Leiden's random seed: the same graph and seed give the same communities")
-    derived_settle: float = Field(2.0, ge=0, description="seconds the community and RAPTOR processors wait for "
+    derived_settle: float = Field(10.0, ge=0, description="seconds the community and RAPTOR processors wait for "
                                   "more graph updates to absorb in one refresh after the first")
     embed_batch_window: float = Field(0.02, ge=0, description="seconds the vector processors wait for more "
                                       "messages to index together after a batch's first")
