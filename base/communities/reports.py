@@ -111,6 +111,13 @@ def _title(names: Sequence[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
+def needs_report(community: Community) -> bool:
+    """Whether a community gets a report of its own. One that merged nothing on its level (a single
+    child: the same members) is its child again, whose report stands for it; on sparse real text most
+    upper-level communities are such, and would only repeat their child's report."""
+    return len(community.children) != 1
+
+
 def offline_report(graph: FactGraph, community: Community, *, facts: int = 20, entities: int = 10) -> Report:
     """An extractive report (no LLM): the most central entities, then the most central facts as sentences."""
     central = key_entities(graph, community, entities)

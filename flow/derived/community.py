@@ -75,7 +75,7 @@ class CommunityProcessor(DerivedIndexProcessor):
             return "unchanged"
         rewrite = rewritten(state.hierarchy, result.hierarchy)
         renewed = list(result.added)
-        reports = await self._reports(tools, scope, graph, renewed)
+        reports = await self._reports(tools, scope, graph, [c for c in renewed if rp.needs_report(c)])
         run = run_uri()
         gone = {*(c.id for c in result.removed), *(report_uri(c.id) for c in result.removed)}
         run_of = {node: by for node, by in state.run_of.items() if node not in gone}
@@ -89,7 +89,7 @@ class CommunityProcessor(DerivedIndexProcessor):
                 *[c.id for c in rewrite], *[report_uri(c.id) for c in renewed], *stale_runs]
         await self.save(tools, drop=drop, add=add)
         self.states[scope] = CommunityState(result.hierarchy, run_of,
-                                            state.reports + len(reports) - len(result.removed))
+                                            _reported(result.hierarchy))
         log.info("community: %s/%s: %d communities re-detected, %d new, %d gone", *scope,
                  len(result.affected_level0_ids), len(renewed), len(result.removed))
         return "incremental"
@@ -106,10 +106,11 @@ class CommunityProcessor(DerivedIndexProcessor):
         sizes = ", ".join(f"level {i}: {len(level)}" for i, level in enumerate(hierarchy.levels)) or "none"
         yield f"detected communities over {graph.fact_count:,} facts and {len(graph.entities):,} entities ({sizes})"
         everything = list(hierarchy.communities())
+        reported = [c for c in everything if rp.needs_report(c)]
         reports = []
-        for start in range(0, len(everything), 200):
-            reports += await self._reports(tools, scope, graph, everything[start:start + 200])
-            yield f"wrote {len(reports):,} of {len(everything):,} community reports"
+        for start in range(0, len(reported), 200):
+            reports += await self._reports(tools, scope, graph, reported[start:start + 200])
+            yield f"wrote {len(reports):,} of {len(reported):,} community reports"
         run = run_uri()
         add = [*detection_triples(run, self.params, "full", started, now(), graph.fact_count, len(graph.entities),
                                   graph_fingerprint(facts), _modularity(graph, hierarchy)),
@@ -157,6 +158,10 @@ class CommunityProcessor(DerivedIndexProcessor):
         state = await self._state(tools, scope)
         levels = state.hierarchy.levels if state.hierarchy else []
         return {**{f"communities-level-{i}": len(level) for i, level in enumerate(levels)}, "reports": state.reports}
+
+
+def _reported(hierarchy: Hierarchy) -> int:
+    return sum(1 for c in hierarchy.communities() if rp.needs_report(c))
 
 
 def _modularity(graph: FactGraph, hierarchy: Hierarchy) -> float | None:

@@ -41,6 +41,9 @@ REPORTS_QUERY = f"""SELECT ?r ?c ?level ?parent ?title ?summary ?rating ?method 
   OPTIONAL {{ ?r <{TG.rating.iri}> ?rating }} OPTIONAL {{ ?r <{TG.embedding.iri}> ?vector }} }} }}"""
 
 
+PARENTS_QUERY = (f"SELECT ?c ?p WHERE {{ GRAPH <{COMMUNITY_GRAPH}> {{ ?c <{TG.parentCommunity.iri}> ?p }} }}")
+
+
 def sources_query(reports: Sequence[str]) -> str:
     """From reports to the documents their facts were extracted from, in one query: report → fact
     (prov:wasDerivedFrom) → subgraph (tg:contains) → chunk → page? → document."""
@@ -63,20 +66,30 @@ class GlobalLimits:
 
 
 class ReportShelf:
-    """Each collection's reports, read once and kept `max_age` seconds: the community processor
-    rewrites them only when the graph changed, and reading thousands costs a query and decoding."""
+    """Each collection's reports and community hierarchy, read once and kept `max_age` seconds: the
+    community processor rewrites them only when the graph changed, and reading thousands costs a
+    query and decoding."""
 
     def __init__(self, max_age: float = 15.0) -> None:
         self.max_age = max_age
-        self._held: dict[tuple[str, str], tuple[float, list[gm.StoredReport]]] = {}
+        self._held: dict[tuple[str, str], tuple[float, list[gm.StoredReport], dict[str, str]]] = {}
 
     async def reports(self, scope: tuple[str, str], tools) -> list[gm.StoredReport]:
+        return (await self._read(scope, tools))[0]
+
+    async def parents(self, scope: tuple[str, str], tools) -> dict[str, str]:
+        """Community -> its parent, for every community (those without a report of their own too)."""
+        return (await self._read(scope, tools))[1]
+
+    async def _read(self, scope: tuple[str, str], tools) -> tuple[list[gm.StoredReport], dict[str, str]]:
         held = self._held.get(scope)
         if held and time.monotonic() - held[0] < self.max_age:
-            return held[1]
+            return held[1], held[2]
         reports = await read_reports(tools)
-        self._held[scope] = (time.monotonic(), reports)
-        return reports
+        rows = (await tools.sparql(PARENTS_QUERY, limit=MAX_REPORTS * 4, timeout=60)).bindings
+        parents = {row["c"].iri: row["p"].iri for row in rows}
+        self._held[scope] = (time.monotonic(), reports, parents)
+        return reports, parents
 
 
 async def read_reports(tools) -> list[gm.StoredReport]:
@@ -116,7 +129,8 @@ class GlobalAnswer(WholeAnswer):
                               *trace.report_score_triples(e_uri, sid, scored[:TRACE_SCORES])])
 
         by_uri = {r.uri: r for r in reports}
-        kept = distinct(scored, {r.community: r.parent for r in reports}, self.limits.keep, self.limits.floor)
+        parents = await self.shelf.parents(self.p.scope, tools)
+        kept = distinct(scored, {**{r.community: None for r in reports}, **parents}, self.limits.keep, self.limits.floor)
         f_uri = prov.step_uri("focus", sid)
         method = (f"reduce over the {len(kept)} best-scoring community report(s) of {len(scored)} (score ≥ "
                   f"{self.limits.floor}; a report whose community holds, or is held by, a kept one is passed over, as is the whole-collection community)")

@@ -49,6 +49,7 @@ class SearchProcessor(RetrievingProcessor):
 
     @request.handler
     async def answer(self, req: SearchRequest, flow: Flow) -> AsyncIterator[SearchResponse]:
+        await self.require_collection(flow, req)
         tools = RememberedEmbeddings(self.tools(flow, req))
         reranker = self.cross_encoder or EmbeddingReranker(tools.embed, lambda: tools.embedding_model)
         overrides = {k: v for k, v in {"top_k": req.top_k, "hops": req.hops, "rrf_k": req.rrf_k}.items()

@@ -221,3 +221,12 @@ def test_fingerprints_and_vectors():
     facts = collection()
     assert graph_fingerprint(facts) == graph_fingerprint(reversed(facts)) != graph_fingerprint(facts[1:])
     assert decode_vector(encode_vector([0.25, -3.0, 1e-3])) == pytest.approx([0.25, -3.0, 1e-3], rel=1e-6)
+
+
+def test_a_community_that_merged_nothing_has_no_report_of_its_own():
+    from tracegraph.base.communities.detect import Community
+    from tracegraph.base.communities.reports import needs_report
+
+    assert needs_report(Community("urn:c:0", 0, ("urn:e:a",)))
+    assert not needs_report(Community("urn:c:1", 1, ("urn:e:a",), children=("urn:c:0",)))
+    assert needs_report(Community("urn:c:2", 1, ("urn:e:a", "urn:e:b"), children=("urn:c:0", "urn:c:3")))
