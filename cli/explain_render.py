@@ -5,6 +5,8 @@ render alike. Labels and source chains are looked up through the gateway."""
 
 from __future__ import annotations
 
+import re
+
 from tracegraph.base.provenance.vocab import READABLE_PREDICATES
 from tracegraph.cli.api import Api
 
@@ -127,7 +129,7 @@ class TraceRenderer:
             lines.append(f"    Explored {text(edges[0])} edge(s) from {len(seeds)} seed entit(ies)")
         if chunks:
             lines.append(f"    Retrieved {text(chunks[0])} chunk(s)")
-            for chunk in objects(triples, uri, TG + "selectedChunk"):
+            for chunk in chunks_by_rank(triples, uri):
                 lines.append(f"      Chunk: {await self.chunk_chain(chunk)}")
         lines += [f"    ({text(note)})" for note in objects(triples, uri, RDFS_COMMENT)]
         scores = ranked(triples, objects(triples, uri, TG + "reportScore"))
@@ -158,16 +160,16 @@ class TraceRenderer:
         nodes = ranked(triples, objects(triples, uri, TG + "selectedNode"))
         if reports or nodes:
             return await self._kept_summaries(uri, triples, reports, nodes)
-        selections = objects(triples, uri, TG + "selectedEdge")
+        selections = by_score(triples, objects(triples, uri, TG + "selectedEdge"))
         lines = [f"    Selected {len(selections)} edge(s)"]
         lines += [f"    ({text(note)})" for note in objects(triples, uri, RDFS_COMMENT)]
         for selection in selections:
-            edge = objects(triples, selection["i"], TG + "edge")
+            edge = objects(triples, selection, TG + "edge")
             if not edge:
                 continue
             labels = [await self.label(edge[0]["tr"][k]) for k in ("s", "p", "o")]
             lines.append(f"      Edge: ({', '.join(labels)})")
-            lines += [f"        Reason: {text(r)}" for r in objects(triples, selection["i"], TG + "reasoning")]
+            lines += [f"        Reason: {text(r)}" for r in objects(triples, selection, TG + "reasoning")]
             lines.append(f"        Source: {await self.source_chain(edge[0])}")
         return lines
 
@@ -209,6 +211,50 @@ def ranked(triples: list[dict], nodes: list[dict]) -> list[str]:
     """Selection or score nodes in the order of their tg:rank (the order the live stream had)."""
     iris = [n["i"] for n in nodes if n.get("i")]
     return sorted(iris, key=lambda n: int(value(triples, n, "rank") or 0))
+
+
+def natural_key(uri: str) -> list:
+    """Sort key that puts …/i2 before …/i10 (and edge selection …:2 before …:10).
+
+    >>> sorted(["urn:a/i10", "urn:a/i2"], key=natural_key)
+    ['urn:a/i2', 'urn:a/i10']
+    """
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", uri)]
+
+
+def by_score(triples: list[dict], selections: list[dict]) -> list[str]:
+    """Edge selections best first (tg:score, descending), as the answer listed them; ties and unscored
+    selections follow in the order they were made. A store gives a trace's triples back in no order.
+
+    >>> def scored(n, score): return [{"s": {"t": "i", "i": f"urn:e:{n}"}, "p": {"t": "i", "i": TG + "score"},
+    ...                                "o": {"t": "l", "v": score}}]
+    >>> by_score(scored(10, "0.2") + scored(2, "0.9") + scored(1, "0.2"),
+    ...          [{"t": "i", "i": f"urn:e:{n}"} for n in (10, 2, 1, 3)])
+    ['urn:e:2', 'urn:e:1', 'urn:e:10', 'urn:e:3']
+    """
+    def key(uri: str) -> tuple:
+        score = value(triples, uri, "score")
+        return (not score, -float(score or 0), natural_key(uri))
+    return sorted((s["i"] for s in selections if s.get("i")), key=key)
+
+
+def chunks_by_rank(triples: list[dict], exploration: str) -> list[dict]:
+    """The chunks a Document RAG Exploration kept, in the tg:rank of their tg:ChunkSelections (the
+    order the answer used them); a chunk without one keeps its place in the order listed, after them.
+
+    >>> def node(s, p, o): return {"s": {"t": "i", "i": s}, "p": {"t": "i", "i": TG + p}, "o": o}
+    >>> trace = [node("urn:x", "selectedChunk", {"t": "i", "i": c}) for c in ("urn:c:b", "urn:c:z", "urn:c:a")]
+    >>> trace += [node("urn:x", "chunkSelection", {"t": "i", "i": f"urn:x/{c}"}) for c in "ab"]
+    >>> trace += [node("urn:x/a", "chunk", {"t": "i", "i": "urn:c:a"}), node("urn:x/a", "rank", {"t": "l", "v": "1"}),
+    ...           node("urn:x/b", "chunk", {"t": "i", "i": "urn:c:b"}), node("urn:x/b", "rank", {"t": "l", "v": "2"})]
+    >>> [c["i"] for c in chunks_by_rank(trace, "urn:x")]
+    ['urn:c:a', 'urn:c:b', 'urn:c:z']
+    """
+    rank: dict[str, int] = {}
+    for selection in ranked(triples, objects(triples, exploration, TG + "chunkSelection")):
+        for chunk in objects(triples, selection, TG + "chunk"):
+            rank.setdefault(text(chunk), len(rank))
+    return sorted(objects(triples, exploration, TG + "selectedChunk"), key=lambda c: rank.get(text(c), len(rank)))
 
 
 def _analysis(uri: str, triples: list[dict]) -> list[str]:

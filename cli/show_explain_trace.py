@@ -1,17 +1,17 @@
 """`tg-show-explain-trace` and `tg-export-explain-trace`: a stored trace — GraphRAG, Document RAG or
 agent, with the sub-traces an agent's tools produced — read back from the collection's
 `urn:graph:retrieval` graph, rendered step by step, traced to its source documents with one SPARQL
-query, or exported as TriG, N-Quads or PROV-JSON."""
+query, or exported as TriG, N-Quads or PROV-JSON with the provenance it points at (cli/trace_export.py)."""
 
 from __future__ import annotations
 
 import json
-import re
 import sys
 
 from tracegraph.cli._client import add_collection_arguments, command_parser, run, show_term
 from tracegraph.cli.api import Api
-from tracegraph.cli.explain_render import PROV, TraceRenderer, step_kind
+from tracegraph.cli.explain_render import PROV, TraceRenderer, natural_key, step_kind
+from tracegraph.cli.trace_export import provenance_of
 from tracegraph.cli.trace_store import fetch_trace, sub_traces
 
 # From the trace's Questions (the root and its sub-traces), through their steps, to the edges or chunks
@@ -21,7 +21,7 @@ PREFIX tg: <https://trustgraph.ai/ns/>
 PREFIX prov: <http://www.w3.org/ns/prov#>
 PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
 PREFIX dc: <http://purl.org/dc/elements/1.1/>
-SELECT DISTINCT ?via ?chunkLabel ?document ?title WHERE {
+SELECT DISTINCT ?via ?chunk ?chunkLabel ?document ?title WHERE {
   VALUES ?question { %s }
   {
     GRAPH <urn:graph:retrieval> { ?step prov:wasDerivedFrom* ?question ; tg:selectedEdge/tg:edge ?via }
@@ -34,17 +34,15 @@ SELECT DISTINCT ?via ?chunkLabel ?document ?title WHERE {
   ?document a tg:Document ; dc:title ?title .
 } ORDER BY ?title ?chunkLabel"""
 
-
-def _natural(uri: str) -> list:
-    """Sort key that puts …/i2 before …/i10."""
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", uri)]
+TRIG_PREFIXES = {"tg": "https://trustgraph.ai/ns/", "prov": "http://www.w3.org/ns/prov#",
+                 "rdfs": "http://www.w3.org/2000/01/rdf-schema#", "dc": "http://purl.org/dc/elements/1.1/"}
 
 
 def derived_steps(triples: list[dict], uri: str) -> list[str]:
     """The steps derived from `uri`, in order."""
     found = {t["s"]["i"] for t in triples
              if t["p"].get("i") == PROV + "wasDerivedFrom" and t["o"].get("i") == uri and t["s"].get("t") == "i"}
-    return sorted((s for s in found if step_kind(s, triples)), key=_natural)
+    return sorted((s for s in found if step_kind(s, triples)), key=natural_key)
 
 
 async def render_tree(renderer: TraceRenderer, uri: str, triples: list[dict], depth: int = 0,
@@ -75,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     p = _parser("tg-show-explain-trace", "Show a stored trace (GraphRAG, Document RAG or agent) step by step, "
                 "with the sub-traces an agent's tools produced and each edge or chunk traced to its source; "
                 "--sources lists only the documents (one SPARQL query across the retrieval and source graphs).")
-    p.add_argument("--sources", action="store_true", help="only the answer → edge/chunk → document chains")
+    p.add_argument("--sources", action="store_true", help="only the answer → edge/chunk → chunk → page → document chains")
     args = p.parse_args(argv)
 
     async def body(api: Api) -> None:
@@ -89,24 +87,34 @@ def main(argv: list[str] | None = None) -> int:
 
 
 async def _print_sources(api: Api, args, questions: list[str]) -> None:
+    """Each edge or chunk with every chunk it came from, told as the plain view tells it (Chunk → Page → Document)."""
     query = SOURCES % " ".join(f"<{q}>" for q in questions)
     rows = (await api.flow_service(args.flow_id, "sparql", {"query": query, "collection": args.collection}))
     if not rows.get("bindings"):
         print("no edge or chunk this trace used has extraction provenance")
+    renderer = TraceRenderer(api, args.flow_id, args.collection)
     for row in rows.get("bindings", []):
-        print(f"{show_term(row['via'])}\n    Source: {row['chunkLabel']['v']} → {row['title']['v']}"
+        print(f"{show_term(row['via'])}\n    Source: {await renderer.chunk_chain(row['chunk'])}"
               f"  <{row['document']['i']}>")
 
 
 def main_export(argv: list[str] | None = None) -> int:
-    p = _parser("tg-export-explain-trace", "Export a stored trace as TriG, N-Quads or PROV-JSON (to stdout).")
-    p.add_argument("--format", choices=["trig", "nquads", "prov-json"], default="trig")
+    p = _parser("tg-export-explain-trace", "Export a stored trace as TriG, N-Quads or PROV-JSON (to stdout), "
+                "with the provenance it points at so that the export audits on its own: the facts its edges "
+                "quote, their subgraph → chunk → page → document records, the chunks it used and the "
+                "community reports it kept.")
+    p.add_argument("--format", choices=["trig", "nquads", "prov-json"], default="trig",
+                   help="output format (default trig; TriG and N-Quads keep edges as RDF 1.2 triple terms)")
+    p.add_argument("--trace-only", action="store_true",
+                   help="only the trace itself (graph urn:graph:retrieval), without the provenance it points at")
     args = p.parse_args(argv)
 
     async def body(api: Api) -> None:
         from tracegraph.schemas.rdf import Triple
         _, found = await fetch_trace(api, args.flow_id, args.collection, args.uri)
-        triples = [Triple.model_validate(t) for t in found]
+        if not args.trace_only:
+            found += await provenance_of(api, args.flow_id, args.collection, found)
+        triples = list(dict.fromkeys(Triple.model_validate(t) for t in found))
         if args.format == "prov-json":
             from tracegraph.base.provenance.prov_json import to_prov_json
             json.dump(to_prov_json(triples), sys.stdout, indent=2)
@@ -116,9 +124,8 @@ def main_export(argv: list[str] | None = None) -> int:
 
         from tracegraph.base.stores.terms import quad_to_ox
         fmt = ox.RdfFormat.TRIG if args.format == "trig" else ox.RdfFormat.N_QUADS
-        prefixes = {"tg": "https://trustgraph.ai/ns/", "prov": "http://www.w3.org/ns/prov#",
-                    "rdfs": "http://www.w3.org/2000/01/rdf-schema#"} if args.format == "trig" else None
-        data = ox.serialize([quad_to_ox(t) for t in triples], format=fmt, prefixes=prefixes)
+        data = ox.serialize([quad_to_ox(t) for t in triples], format=fmt,
+                            prefixes=TRIG_PREFIXES if args.format == "trig" else None)
         sys.stdout.write(data.decode())
 
     return run("tg-export-explain-trace", args, body)

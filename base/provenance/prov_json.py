@@ -23,8 +23,10 @@ How RDF maps to PROV-JSON:
   "xsd:QName"}` (the PROV-JSON submission's type, which `prov` 3 reads as a QualifiedName) when it compacts
   against the document's prefixes, else `{"$": iri, "type": "xsd:anyURI"}`; a plain or xsd:string literal is a
   JSON string; a language-tagged one `{"$", "lang"}`; another typed one `{"$", "type"}`. Several values make a list.
-- **Quoted triples** (`tg:edge`, `tg:contains`) have no PROV form: they become the string `<< s p o >>`, in the
-  RDF 1.2 text form `str(TripleTerm)` prints (N-Triples terms, so the edge can be parsed back).
+- **Quoted triples** (`tg:edge`, `tg:contains`) have no PROV form of their own: each becomes an `entity` of
+  prov:type rdf:Statement whose `rdf:subject`, `rdf:predicate` and `rdf:object` attributes hold its terms (as
+  SHACL sees them, base/provenance/shacl.py), so a PROV tool reads the edge without parsing text. Its id,
+  `triple:<hash>` (`urn:tracegraph:triple:`), is a digest of the triple, so the same edge quoted twice is one record.
 - Named graphs are dropped (the same statement in two graphs is written once), and values are sorted and
   deduplicated, so the same triples in any order give the same document.
 
@@ -35,18 +37,22 @@ A literal or quoted-triple subject, and a predicate that PROV-DM reserves as a r
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from tracegraph.base.provenance.uris import TRUSTGRAPH_BASE
-from tracegraph.base.provenance.vocab import DC, PROV, RDF, RDFS, SCHEMA, SKOS, TG, XSD
+from tracegraph.base.provenance.vocab import DC, PROV, RDF, RDFS, SCHEMA, SKOS, TG, XSD, Vocabulary
 from tracegraph.schemas.rdf import BlankTerm, IriTerm, LiteralTerm, Term, Triple, TripleTerm
 
 TRUSTGRAPH_URN = "urn:trustgraph:"
 BLANK_NODE_BASE = "urn:tracegraph:bnode:"
+QUOTED_TRIPLE_BASE = "urn:tracegraph:triple:"
+REIFICATION = Vocabulary(RDF.base, "Statement subject predicate object")
+"""What a quoted triple's record is made of (`vocab.RDF` holds only rdf:type)."""
 
 PREFIXES: Mapping[str, str] = {
     "dc": DC.base, "prov": PROV.base, "rdf": RDF.base, "rdfs": RDFS.base, "schema": SCHEMA.base,
@@ -85,7 +91,7 @@ def to_prov_json(triples: Iterable[Triple]) -> dict[str, Any]:
     props: dict[Node, dict[str, set[Term]]] = defaultdict(lambda: defaultdict(set))
     relations: set[tuple[str, Node, Node]] = set()
     linked: dict[Node, set[str]] = defaultdict(set)  # the relation predicates each subject has
-    for t in triples:
+    for t in _with_statements(triples):
         s, p, o = t.s, t.p.iri, t.o
         if not isinstance(s, IriTerm | BlankTerm):
             raise ValueError(f"PROV-JSON has no record for the subject {s} in {t}")
@@ -131,6 +137,26 @@ def to_prov_json(triples: Iterable[Triple]) -> dict[str, Any]:
     return document
 
 
+def _with_statements(triples: Iterable[Triple]) -> Iterator[Triple]:
+    """The triples with each quoted triple in object position replaced by its statement's id, followed by
+    the statement's own triples (nested quoted triples alike)."""
+    for t in triples:
+        if not isinstance(t.o, TripleTerm):
+            yield t
+            continue
+        statement = quoted_triple_iri(t.o)
+        yield Triple(s=t.s, p=t.p, o=statement)
+        yield Triple(s=statement, p=RDF.type, o=REIFICATION.Statement)
+        quoted = t.o.triple
+        yield from _with_statements(Triple(s=statement, p=role, o=part) for role, part in (
+            (REIFICATION.subject, quoted.s), (REIFICATION.predicate, quoted.p), (REIFICATION.object, quoted.o)))
+
+
+def quoted_triple_iri(term: TripleTerm) -> IriTerm:
+    """The id of a quoted triple's record: a digest of its N-Triples form, so equal triples share one record."""
+    return IriTerm(iri=QUOTED_TRIPLE_BASE + hashlib.sha1(str(term).encode()).hexdigest()[:16])
+
+
 def _kind(rdf_types: set[str], predicates: set[str]) -> str:
     found = {_KINDS[t] for t in rdf_types if t in _KINDS}
     if not found and predicates & _ACTIVITY_DOMAIN:
@@ -172,8 +198,6 @@ def _node_iri(node: Node) -> str:
 def _value(term: Term, names: "_Names") -> Any:
     if isinstance(term, IriTerm | BlankTerm):
         return _iri_value(_node_iri(term), names)
-    if isinstance(term, TripleTerm):
-        return str(term)
     if term.language:
         return {"$": term.value, "lang": term.language}
     if _typed(term):

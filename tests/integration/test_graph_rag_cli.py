@@ -42,18 +42,23 @@ def test_explained_answer_stored_trace_sources_and_exports(tmp_path):
         assert re.search(r"<< <https://trustgraph.ai/e/helios-grid> <https://trustgraph.ai/r/depends-on> "
                          r"<https://trustgraph.ai/e/corvid-analytics> >>\n\s+Source: Chunk 1 → helios-grid", sources)
 
-        trig = ok("tg-export-explain-trace", *u, synthesis, "--format", "trig")
+        trig = ok("tg-export-explain-trace", *u, synthesis, "--format", "trig", "--trace-only")
         quads = list(pyoxigraph.parse(trig.encode(), format=pyoxigraph.RdfFormat.TRIG))
         assert quads and all(q.graph_name == pyoxigraph.NamedNode("urn:graph:retrieval") for q in quads)
         assert any(isinstance(q.object, pyoxigraph.Triple) for q in quads), "edges stay RDF 1.2 triple terms"
-        nquads = ok("tg-export-explain-trace", *u, synthesis, "--format", "nquads")
+        nquads = ok("tg-export-explain-trace", *u, synthesis, "--format", "nquads", "--trace-only")
         assert len(list(pyoxigraph.parse(nquads.encode(), format=pyoxigraph.RdfFormat.N_QUADS))) == len(quads)
 
         from prov.model import ProvActivity, ProvDerivation, ProvDocument
         document = ProvDocument.deserialize(content=ok("tg-export-explain-trace", *u, synthesis, "--format",
-                                                       "prov-json"), format="json")
+                                                       "prov-json", "--trace-only"), format="json")
         activities = [r for r in document.get_records(ProvActivity)]
         assert [a.identifier.uri for a in activities] == [synthesis.replace("prov:synthesis", "question")]
+        everything = ProvDocument.deserialize(content=ok("tg-export-explain-trace", *u, synthesis, "--format",
+                                                         "prov-json"), format="json")
+        extraction = [a.identifier.uri for a in everything.get_records(ProvActivity)]
+        assert synthesis.replace("prov:synthesis", "question") in extraction and len(extraction) > 1, \
+            "by default the export carries the extraction activities the trace's edges resolve through"
         assert len(list(document.get_records(ProvDerivation))) >= 4  # grounding … synthesis chain
 
         missing = tg("tg-show-explain-trace", *u, "urn:trustgraph:question:nope")

@@ -1,5 +1,5 @@
 """An explain trace written as PROV-JSON and read back by the `prov` package: records, relations, start times,
-quoted edges as `<< s p o >>` text, ids that expand back to our IRIs, and a stable, order-free output."""
+quoted edges as rdf:Statement entities with their terms as attributes, ids that expand back to our IRIs, and a stable, order-free output."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ prov_model = pytest.importorskip("prov.model")
 prov_identifier = pytest.importorskip("prov.identifier")
 
 from tracegraph.base.provenance import extraction, query  # noqa: E402
-from tracegraph.base.provenance.prov_json import to_prov_json  # noqa: E402
+from tracegraph.base.provenance.prov_json import quoted_triple_iri, to_prov_json  # noqa: E402
 from tracegraph.base.provenance.uris import agent_uri, chunk_uri, entity_uri, relation_uri, subgraph_uri  # noqa: E402
 from tracegraph.base.provenance.vocab import PROV, RDF, RDFS, SKOS, TG  # noqa: E402
 from tracegraph.schemas.rdf import BlankTerm, Triple, TripleTerm, iri, literal  # noqa: E402
@@ -106,7 +106,16 @@ def test_the_four_steps_are_entities_derived_one_from_another() -> None:
     assert values(record(doc, STEPS["grounding"]), "tg:concept") == {"Helios Grid", "dependency"}
 
 
-def test_edge_selections_carry_the_quoted_edge_as_text() -> None:
+def statement(doc: prov_model.ProvDocument, owner: prov_model.ProvRecord, attribute: str) -> prov_model.ProvRecord:
+    """The rdf:Statement entity `owner`'s attribute refers to (one quoted triple)."""
+    [uri] = names(owner, attribute)
+    found = record(doc, uri)
+    assert isinstance(found, prov_model.ProvEntity)
+    assert names(found, "prov:type") == {"http://www.w3.org/1999/02/22-rdf-syntax-ns#Statement"}
+    return found
+
+
+def test_edge_selections_carry_the_quoted_edge_as_a_statement_entity() -> None:
     doc = read(to_prov_json(trace()))
     focus = record(doc, STEPS["focus"])
     assert names(focus, "tg:selectedEdge") == {query.edge_selection_uri(SID, 0), query.edge_selection_uri(SID, 1)}
@@ -114,12 +123,17 @@ def test_edge_selections_carry_the_quoted_edge_as_text() -> None:
     first = record(doc, query.edge_selection_uri(SID, 0))
     second = record(doc, query.edge_selection_uri(SID, 1))
     assert isinstance(first, prov_model.ProvEntity) and names(first, "prov:type") == {TG.EdgeSelection.iri}
-    assert values(first, "tg:edge") == {f"<< <{HELIOS}> <{relation_uri('depends on')}> <{CORVID}> >>"}
+    edge = statement(doc, first, "tg:edge")
+    assert names(edge, "rdf:subject") == {HELIOS} and names(edge, "rdf:predicate") == {relation_uri("depends on")}
+    assert names(edge, "rdf:object") == {CORVID}
     assert values(first, "tg:score") == {"0.9100"} and values(first, "tg:concept") == {"Helios Grid"}
-    literal_edge = str(TripleTerm(triple=Triple(s=iri(HELIOS), p=SKOS.definition, o=DEFINITION)))
-    assert values(second, "tg:edge") == {literal_edge}
-    assert literal_edge.endswith('"Helios Grid is a regional \\"energy\\" operator." >>')
+    defined = statement(doc, second, "tg:edge")
+    assert names(defined, "rdf:predicate") == {SKOS.definition.iri}
+    assert values(defined, "rdf:object") == {DEFINITION.value}, "a literal object stays a value, quotes and all"
     assert values(second, "tg:reasoning") == {"defines the operator"} and not values(second, "tg:score")
+    selected_fact = record(doc, quoted_triple_iri(TripleTerm(triple=FACT)).iri)
+    assert selected_fact is record(doc, next(iter(names(record(doc, SUBGRAPH), "tg:contains")))), \
+        "the edge a Focus selected and the fact a Subgraph contains are one record"
 
 
 def test_extraction_activities_used_their_input_and_name_their_agent() -> None:
@@ -138,7 +152,8 @@ def test_extraction_activities_used_their_input_and_name_their_agent() -> None:
     agent = record(doc, agent_uri("chunker"))
     assert isinstance(agent, prov_model.ProvAgent) and values(agent, "rdfs:label") == {"chunker"}
     subgraph = record(doc, SUBGRAPH)
-    assert values(subgraph, "tg:contains") == {str(TripleTerm(triple=FACT))}
+    assert names(subgraph, "tg:contains") == {quoted_triple_iri(TripleTerm(triple=FACT)).iri}
+    assert names(statement(doc, subgraph, "tg:contains"), "rdf:object") == {CORVID}
     assert names(record(doc, CHUNK), "prov:type") == {TG.Chunk.iri}
 
 
@@ -203,3 +218,16 @@ def test_what_prov_cannot_hold_is_refused_not_dropped() -> None:
         to_prov_json([Triple(s=TripleTerm(triple=FACT), p=TG.score, o=literal("1"))])
     with pytest.raises(ValueError, match="formal attribute"):
         to_prov_json([Triple(s=iri(HELIOS), p=iri(PROV.base + "entity"), o=iri(CORVID))])
+
+
+def test_a_report_derived_from_a_quoted_fact_is_a_derivation_and_nested_quotes_nest() -> None:
+    report, said = "urn:trustgraph:community-report:c1", iri("https://trustgraph.ai/r/said")
+    claim = TripleTerm(triple=Triple(s=iri(CORVID), p=said, o=TripleTerm(triple=FACT)))
+    doc = read(to_prov_json([Triple(s=iri(report), p=PROV.wasDerivedFrom, o=TripleTerm(triple=FACT)),
+                             Triple(s=iri(report), p=PROV.wasDerivedFrom, o=claim)]))
+    derived = {d.args[1].uri for d in doc.get_records(prov_model.ProvDerivation) if d.args[0].uri == report}
+    assert derived == {quoted_triple_iri(TripleTerm(triple=FACT)).iri, quoted_triple_iri(claim).iri}
+    outer = record(doc, quoted_triple_iri(claim).iri)
+    assert names(outer, "rdf:subject") == {CORVID} and names(outer, "rdf:predicate") == {said.iri}
+    inner = statement(doc, outer, "rdf:object")
+    assert names(inner, "rdf:subject") == {HELIOS} and names(inner, "rdf:object") == {CORVID}
