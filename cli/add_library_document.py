@@ -11,14 +11,14 @@ from tracegraph.cli.library_upload import add_document
 
 def main(argv: list[str] | None = None) -> int:
     p = command_parser("tg-add-library-document", "Add a text, Markdown or PDF file to the library.")
-    p.add_argument("file", type=Path)
+    p.add_argument("file", type=Path, help="the .txt, .md or .pdf file to store")
     p.add_argument("--id", help="document id (default: derived from the content)")
     p.add_argument("--title", help="title (default: the file name)")
     p.add_argument("--kind", help="text/plain, text/markdown or application/pdf (default: from the extension)")
-    p.add_argument("--author", default="")
+    p.add_argument("--author", default="", help="who wrote the document")
     p.add_argument("--source-url", default="", help="where the document came from (default: the file's URI)")
     p.add_argument("--tag", action="append", default=[], help="a tag; repeat for several")
-    p.add_argument("-C", "--collection", default="default")
+    p.add_argument("-C", "--collection", default="default", help="collection to store it in [default]")
     args = p.parse_args(argv)
 
     async def body(api: Api) -> None:

@@ -15,7 +15,7 @@ STEP_LABELS = {"thought": "Thought", "action": "Action", "observation": "Observa
 
 def main(argv: list[str] | None = None) -> int:
     p = command_parser("tg-invoke-agent", "Answer a question with the ReAct agent and its configured tools.")
-    p.add_argument("-q", "--question", required=True)
+    p.add_argument("-q", "--question", required=True, help="the question to answer")
     add_collection_arguments(p)
     p.add_argument("-x", "--explainable", action="store_true", help="print each explain event as it arrives")
     p.add_argument("-v", "--verbose", action="store_true", help="print thoughts, actions and observations as they come")

@@ -12,10 +12,10 @@ def main(argv: list[str] | None = None) -> int:
     p = command_parser("tg-invoke-graph-rag", "Answer a question with GraphRAG over a collection's graph.")
     add_answer_arguments(p)
     add_collection_arguments(p)
-    p.add_argument("-e", "--entity-limit", type=int)
-    p.add_argument("-t", "--triple-limit", type=int)
-    p.add_argument("-a", "--max-path-length", type=int)
-    p.add_argument("--edge-limit", type=int)
+    p.add_argument("-e", "--entity-limit", type=int, help="seed entities found by vector search [50]")
+    p.add_argument("-t", "--triple-limit", type=int, help="facts read from each entity or passage [30]")
+    p.add_argument("-a", "--max-path-length", type=int, help="hops the graph walk takes from the seeds [2]")
+    p.add_argument("--edge-limit", type=int, help="selected edges that ground the answer [25]")
     args = p.parse_args(argv)
 
     async def body(api: Api) -> None:

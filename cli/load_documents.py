@@ -16,12 +16,12 @@ from tracegraph.cli.library_upload import add_document, failed_chunks, kind_of, 
 def _main(prog: str, kinds: set[str], argv: list[str] | None) -> int:
     p = command_parser(prog, f"Load {' / '.join(sorted(kinds))} files: add each to the library, then send it "
                        "into a flow (chunking, extraction, embeddings).")
-    p.add_argument("files", nargs="+", type=Path)
+    p.add_argument("files", nargs="+", type=Path, help="the files to load")
     add_collection_arguments(p)
     p.add_argument("--wait", action="store_true", help="follow extraction until every chunk is done")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds --wait may take [600]")
-    p.add_argument("--author", default="")
-    p.add_argument("--tag", action="append", default=[])
+    p.add_argument("--author", default="", help="who wrote the documents (recorded with each)")
+    p.add_argument("--tag", action="append", default=[], help="a tag for every document; repeat for several")
     args = p.parse_args(argv)
 
     async def body(api: Api) -> None:

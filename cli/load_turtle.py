@@ -35,7 +35,7 @@ def to_nquads_batches(path: Path, batch: int) -> list[tuple[str, int]]:
 def main(argv: list[str] | None = None) -> int:
     p = command_parser("tg-load-turtle", "Import RDF (Turtle .ttl, N-Triples .nt, N-Quads .nq, TriG .trig) "
                        "into a collection's graph, in batches.")
-    p.add_argument("file", type=Path)
+    p.add_argument("file", type=Path, help="the RDF file; its format from the extension (others read as Turtle)")
     add_collection_arguments(p)
     p.add_argument("--batch", type=int, default=5000, help="quads per message [5000]")
     args = p.parse_args(argv)

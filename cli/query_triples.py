@@ -17,12 +17,12 @@ async def _print_matches(api: Api, flow: str, body: dict) -> None:
 def main(argv: list[str] | None = None) -> int:
     p = command_parser("tg-query-triples", "Triples matching a pattern; any of -s/-p/-o may be left out. "
                        "IRIs start with http://, https:// or urn: (or are written <like-this>).")
-    p.add_argument("-s", "--subject")
-    p.add_argument("-p", "--predicate")
-    p.add_argument("-o", "--object")
+    p.add_argument("-s", "--subject", help="subject IRI")
+    p.add_argument("-p", "--predicate", help="predicate IRI")
+    p.add_argument("-o", "--object", help="object: an IRI, or else a literal")
     p.add_argument("-g", "--graph", default="default",
                    help="default, source, retrieval, all, or a graph IRI [default]")
-    p.add_argument("-l", "--limit", type=int, default=100)
+    p.add_argument("-l", "--limit", type=int, default=100, help="most triples to print [100]")
     add_collection_arguments(p)
     args = p.parse_args(argv)
 
@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
 def main_show_graph(argv: list[str] | None = None) -> int:
     p = command_parser("tg-show-graph", "Print a collection's triples (N-Triples-like, quoted triples as << >>).")
     p.add_argument("-g", "--graph", default="default", help="default, source, retrieval, all, or an IRI [default]")
-    p.add_argument("-l", "--limit", type=int, default=10_000)
+    p.add_argument("-l", "--limit", type=int, default=10_000, help="most triples to print [10000]")
     add_collection_arguments(p)
     args = p.parse_args(argv)
 

@@ -13,7 +13,7 @@ from tracegraph.cli.explain_render import TraceRenderer
 
 
 def add_answer_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-q", "--question", required=True)
+    parser.add_argument("-q", "--question", required=True, help="the question to answer")
     parser.add_argument("-x", "--explainable", action="store_true", help="print each explain event as it arrives")
     parser.add_argument("-s", "--streaming", action="store_true", help="print the answer as it is generated")
     parser.add_argument("--sources", action="store_true", help="list the source documents after the answer")

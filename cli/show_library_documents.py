@@ -1,4 +1,5 @@
-"""`tg-show-library-documents`: what the library holds for you."""
+"""`tg-show-library-documents`: what the library holds for you. The documents you added by default;
+the answers the services stored there (each answer is a library document too) with --answers or --all."""
 
 from __future__ import annotations
 
@@ -7,14 +8,24 @@ from tracegraph.cli.api import Api
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = command_parser("tg-show-library-documents", "List library documents (id, kind, size, title, collection).")
+    p = command_parser("tg-show-library-documents", "List library documents (id, kind, size, title, collection): "
+                       "the source documents, or with --answers the stored answers, or with --all both.")
     p.add_argument("-C", "--collection", help="only this collection")
+    shown = p.add_mutually_exclusive_group()
+    shown.add_argument("--answers", dest="types", action="store_const", const={"answer"}, default={"source"},
+                       help="list the stored answers (GraphRAG, Document RAG, search and agent) instead")
+    shown.add_argument("--all", dest="types", action="store_const", const={"source", "answer"},
+                       help="list source documents and stored answers, with a type column")
     args = p.parse_args(argv)
 
     async def body(api: Api) -> None:
         docs = (await api.request("librarian", {"operation": "list-documents", "collection": args.collection}))
+        listed = [d for d in docs.get("document-metadatas", []) if d.get("document-type", "source") in args.types]
+        typed = len(args.types) > 1
         rows = [[d["id"], d["kind"], f"{d.get('size', 0):,}", d.get("title", ""), d.get("collection", ""),
-                 d.get("document-type", "")] for d in docs.get("document-metadatas", [])]
-        print(table(rows, ["id", "kind", "bytes", "title", "collection", "type"]) if rows else "no documents")
+                 *([d.get("document-type", "source")] if typed else [])] for d in listed]
+        headers = ["id", "kind", "bytes", "title", "collection", *(["type"] if typed else [])]
+        what = " or ".join(sorted({"source": "documents", "answer": "stored answers"}[t] for t in args.types))
+        print(table(rows, headers) if rows else f"no {what}")
 
     return run("tg-show-library-documents", args, body)

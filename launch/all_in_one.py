@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 
 from tracegraph.base.settings import add_gateway_arguments, add_runtime_arguments, settings_from
 from tracegraph.base.bus.protocol import Backend
+from tracegraph.flow.gateway.app import check_port_free
 from tracegraph.launch.process import configure_logging, run_main, serve, until_signalled
 from tracegraph.launch.registry import PROCESSORS
 from tracegraph.launch.stack import Stack, ensure_flow
@@ -45,7 +47,12 @@ def main(argv: list[str] | None = None) -> int:
             await until_signalled()
             log.info("stopping %d processor(s)", len(stack.processors))
 
-    return run_main("tg-launch", lambda: serve(settings, run))
+    async def body() -> int:
+        if "gateway" in names:  # a taken port is one line now, not a traceback once every model has loaded
+            await asyncio.to_thread(check_port_free, settings.gateway_host, settings.gateway_port)
+        return await serve(settings, run)
+
+    return run_main("tg-launch", body)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import re
+import textwrap
 import time
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
@@ -18,6 +21,7 @@ from tracegraph.cli.api import Api
 from tracegraph.cli.explain_render import TraceRenderer
 from tracegraph.cli.library_upload import add_document, process, wait_for_extraction
 from tracegraph.cli.trace_store import list_traces
+from tracegraph.flow.gateway.app import check_port_free
 from tracegraph.launch.process import configure_logging, run_main, serve
 from tracegraph.launch.registry import PROCESSORS
 from tracegraph.launch.stack import Stack, ensure_flow
@@ -45,6 +49,8 @@ SELECT ?s ?p ?o ?chunk ?chunkLabel ?title ?extractor WHERE {
 
 
 STRATEGIC = "What are the top risks across the platform?"
+OFFLINE_ANSWER = "Offline answer (no LLM configured)"  # how every offline answer begins
+WIDTH = 110
 
 
 def parser() -> argparse.ArgumentParser:
@@ -54,6 +60,7 @@ def parser() -> argparse.ArgumentParser:
         "back to their source documents, answer a question with explained GraphRAG, Document RAG and the "
         "agent and a strategic question from community reports, list the stored explain traces, then exit."))
     add_runtime_arguments(p)
+    p.add_argument("--gateway-port", type=int, help="port the gateway listens on, on 127.0.0.1 [a free port]")
     p.add_argument("--corpus", type=Path, help="a folder of .md/.txt/.pdf files to load instead of the sample")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for extraction [300]")
     p.add_argument("-q", "--question", default="What does Helios Grid depend on?",
@@ -71,6 +78,56 @@ def sample_corpus() -> list[Path]:
 def value(row: dict, name: str) -> str:
     term = row.get(name, {})
     return term.get("v") or term.get("i") or ""
+
+
+def answer_text(text: str) -> str:
+    """An answer under its `Answer:` label. An offline answer's header ("Offline answer (no LLM
+    configured), quoting …:") joins the label as "Answer: offline (no LLM configured), quoting …:"."""
+    text = text.strip()
+    if text.startswith(OFFLINE_ANSWER):
+        text = "offline" + text[len("Offline answer"):]
+    first, *rest = text.splitlines() or [""]
+    return "\n".join([f"  Answer: {first}", *(f"    {line}" for line in rest)])
+
+
+def step_text(kind: str, content: str) -> str:
+    """An agent step in full, wrapped at word boundaries; an observation (a tool's whole answer, which
+    the agent's answer quotes) by its first line of substance."""
+    if kind == "observation":
+        lines = [line for line in content.splitlines() if line.strip() and not line.startswith(OFFLINE_ANSWER)]
+        more = f" (+{len(lines) - 1} more lines)" if len(lines) > 1 else ""
+        content = textwrap.shorten(lines[0] if lines else content, WIDTH - 20 - len(more), placeholder=" …") + more
+    return textwrap.fill(f"{kind}: {content}", WIDTH, initial_indent="  ", subsequent_indent="      ")
+
+
+def at_most(shown: int, marker: str, more: str) -> Callable[[list[str]], list[str]]:
+    """A trim for a rendered step: the first `shown` of the items it lists (lines starting with
+    `marker`), then how many more there are and where to see them."""
+    def trim(lines: list[str]) -> list[str]:
+        items = [i for i, line in enumerate(lines) if line.startswith(marker)]
+        if len(items) <= shown:
+            return lines
+        indent = marker[:len(marker) - len(marker.lstrip())]
+        return lines[:items[shown]] + [f"{indent}… {len(items) - shown} more ({more})"]
+    return trim
+
+
+async def explained(api: Api, service: str, request: dict, trim: Callable[[list[str]], list[str]] = list,
+                    steps: tuple[str, ...] | None = None) -> dict:
+    """Ask a flow service, printing each explain event (of `steps`, when given) as it streams in, rendered
+    and trimmed; returns the answer's last message. A step's own `Answer:` line is left out: the whole
+    answer is printed after the trace."""
+    renderer = TraceRenderer(api, "default", "default")
+    final: dict = {}
+    async for message in api.stream("default", service, request):
+        if message.get("message_type") == "explain":
+            lines = await renderer.render(message["explain_id"], message["explain_triples"])
+            step = re.match(r"\[(\w+)\]", lines[0] if lines else "")
+            if steps is None or (step and step.group(1) in steps):
+                print("  " + "\n  ".join(trim([line for line in lines if not line.lstrip().startswith("Answer: ")])))
+        elif message.get("end_of_session"):
+            final = message
+    return final
 
 
 async def demo(api: Api, files: list[Path], timeout: float, question: str, strategic: str) -> None:
@@ -106,34 +163,43 @@ async def demo(api: Api, files: list[Path], timeout: float, question: str, strat
         print(f"  {trace.kind:<8} {trace.id}{part}")
 
 
+async def ask(api: Api, question: str) -> None:
+    """One GraphRAG question, its explain events printed as they stream in, then the answer."""
+    print(f"\nGraphRAG, explained: {question!r}")
+    final = await explained(api, "graph-rag", {"query": question},
+                            at_most(3, "      Edge:", "tg-show-explain-trace shows them all"))
+    print(answer_text(final.get("response", "")))
+    print("  Sources: " + ", ".join(s["title"] for s in final.get("sources") or []))
+
+
 async def ask_documents(api: Api, question: str) -> None:
-    """The same question with Document RAG: the chunks it used, each traced to its document."""
+    """The same question with Document RAG: its whole trace (the chunks it used, each traced to its
+    document), then the answer."""
     print(f"\nDocument RAG, explained: {question!r}")
-    renderer = TraceRenderer(api, "default", "default")
-    final: dict = {}
-    async for message in api.stream("default", "document-rag", {"query": question}):
-        if message.get("message_type") == "explain" and "exploration" in message["explain_id"]:
-            lines = await renderer.render(message["explain_id"], message["explain_triples"])
-            print("  " + "\n  ".join(lines))
-        elif message.get("end_of_session"):
-            final = message
-    print("  answer:\n    " + final.get("response", "").replace("\n", "\n    "))
+    final = await explained(api, "document-rag", {"query": question})
+    print(answer_text(final.get("response", "")))
 
 
 async def ask_agent(api: Api, question: str) -> None:
     """The same question to the ReAct agent: each think / act / observe step as it happens."""
     print(f"\nAgent: {question!r}")
+    answer: list[str] = []
     async for message in api.stream("default", "agent", {"question": question, "streaming": True}):
         kind, content = message.get("message_type"), message.get("content", "")
         if kind in ("thought", "action", "observation") and content:
-            print(f"  {kind}: {content.splitlines()[0][:110]}")
+            print(step_text(kind, content))
         elif kind == "explain" and message["explain_id"].startswith("urn:trustgraph:agent:"):
             print(f"  [explain] {message['explain_id']}")
-        elif kind == "answer" and content:
-            print("  answer:\n    " + content.replace("\n", "\n    "))
+        elif kind == "answer":
+            answer.append(content)
+            if message.get("end_of_message") and "".join(answer).strip():
+                print(answer_text("".join(answer)))
+                answer.clear()
+    if "".join(answer).strip():
+        print(answer_text("".join(answer)))
 
 
-async def ask_globally(api: Api, question: str, wait: float = 60.0, shown: int = 3) -> None:
+async def ask_globally(api: Api, question: str, wait: float = 60.0) -> None:
     """A strategic question, which the search router answers by map-reduce over the community reports
     the community processor wrote while the corpus was ingested."""
     print(f"\nGlobal search (community reports), explained: {question!r}")
@@ -143,46 +209,19 @@ async def ask_globally(api: Api, question: str, wait: float = 60.0, shown: int =
             print("  no community reports yet (tg-rebuild-communities builds them)")
             return
         await asyncio.sleep(0.5)
-    renderer = TraceRenderer(api, "default", "default")
-    final: dict = {}
-    async for message in api.stream("default", "search", {"query": question}):
-        if message.get("message_type") == "explain" and message["explain_id"].split(":")[-2] in ("exploration", "focus"):
-            lines = await renderer.render(message["explain_id"], message["explain_triples"])
-            scores = [i for i, line in enumerate(lines) if line.startswith("      #")]
-            if len(scores) > shown:  # the best few map scores say enough here
-                lines = lines[:scores[shown]] + [f"      … {len(scores) - shown} more (tg-show-explain-trace)"]
-            print("  " + "\n  ".join(lines))
-        elif message.get("end_of_session"):
-            final = message
-    print("  answer:\n    " + final.get("response", "").replace("\n", "\n    "))
+    final = await explained(api, "search", {"query": question},
+                            at_most(3, "      #", "tg-show-explain-trace"), steps=("exploration", "focus"))
+    print(answer_text(final.get("response", "")))
     block = final.get("confidence") or {}
     print(f"  query type {final.get('query_type')}; confidence {block.get('confidence')}; "
           f"{block.get('source_density')} source document(s)")
 
 
-async def ask(api: Api, question: str, shown_edges: int = 3) -> None:
-    """One GraphRAG question, its explain events printed as they stream in, then the answer."""
-    print(f"\nGraphRAG, explained: {question!r}")
-    renderer = TraceRenderer(api, "default", "default")
-    final: dict = {}
-    async for message in api.stream("default", "graph-rag", {"query": question}):
-        if message.get("message_type") == "explain":
-            lines = await renderer.render(message["explain_id"], message["explain_triples"])
-            edges = [i for i, line in enumerate(lines) if line.startswith("      Edge:")]
-            if len(edges) > shown_edges:  # the first few selected edges say enough here
-                lines = lines[:edges[shown_edges]] + [f"      … {len(edges) - shown_edges} more "
-                                                      "(tg-show-explain-trace shows them all)"]
-            print("  " + "\n  ".join(lines))
-        elif message.get("end_of_session"):
-            final = message
-    print("  answer:\n    " + final.get("response", "").replace("\n", "\n    "))
-    print("  sources: " + ", ".join(s["title"] for s in final.get("sources") or []))
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     base = settings_from(args)
-    settings = RuntimeSettings(**{**base.model_dump(), "gateway_port": 0, "gateway_host": "127.0.0.1",
+    port = args.gateway_port if args.gateway_port is not None else 0  # not TG_GATEWAY_PORT: a tg-launch may hold it
+    settings = RuntimeSettings(**{**base.model_dump(), "gateway_port": port, "gateway_host": "127.0.0.1",
                                   "log_level": base.log_level if args.log_level else "WARNING"})
     configure_logging(settings)
 
@@ -201,7 +240,11 @@ def main(argv: list[str] | None = None) -> int:
             await demo(Api(f"http://127.0.0.1:{port}/"), files, args.timeout, args.question, args.strategic)
         print("done")
 
-    return run_main("tg-demo", lambda: serve(settings, run))
+    async def body() -> int:
+        await asyncio.to_thread(check_port_free, settings.gateway_host, settings.gateway_port)
+        return await serve(settings, run)
+
+    return run_main("tg-demo", body)
 
 
 if __name__ == "__main__":

@@ -11,9 +11,12 @@ expect; the gateway's own refusals and failures below it use 4xx/5xx with the sa
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import errno
 import json
 import logging
-from collections.abc import Mapping
+import socket
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +58,26 @@ IDENTITY = web.RequestKey("identity", Identity)  # set by the auth middleware on
 OPENAPI = openapi_document()  # built at import: it reads package metadata from disk
 
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
+
+
+def port_taken(port: int) -> ConfigError:
+    return ConfigError(f"port {port} is in use; choose another with --gateway-port")
+
+
+def check_port_free(host: str, port: int) -> None:
+    """ConfigError (`port_taken`) if `port` is already taken on `host`. Launchers ask before starting
+    anything: the gateway starts last, after the processors have loaded their models."""
+    if port == 0:
+        return
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the gateway binds: TIME_WAIT is no owner
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise port_taken(port) from None
+            # any other problem with the address is the gateway's to report when it binds
 
 
 def _json_error(status: int, type_: str, message: str, headers: Mapping[str, str] | None = None) -> web.Response:
@@ -101,7 +124,12 @@ class GatewayProcessor(InterfaceUser):
         self._stack.push_async_callback(runner.cleanup)
         host = self._listen_host()
         site = web.TCPSite(runner, host, self.settings.gateway_port)
-        await site.start()
+        try:
+            await site.start()
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise port_taken(self.settings.gateway_port) from None
+            raise
         self.port = site._server.sockets[0].getsockname()[1]
         log.info("gateway listening on http://%s:%d/ (%s); trace viewer at /viewer/",
                  host, self.port, f"bearer tokens required, {self.auth.users} user(s)" if self.auth.required
@@ -216,17 +244,28 @@ class GatewayProcessor(InterfaceUser):
 
 
 async def _stream(request: web.Request, client: RequestClient[Any, Any], message: Any) -> web.StreamResponse:
-    """Every response as it arrives, one JSON object per line (NDJSON); an error is the last line."""
+    """Every response as it arrives, one JSON object per line (NDJSON); an error is the last line.
+    A client that leaves before the end (`tg-invoke-graph-rag … | head -3`) is one INFO line, and its
+    request is dropped: the processor finishes it and its late responses are discarded."""
     reply = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
-    await reply.prepare(request)
+    async with contextlib.aclosing(_ndjson_lines(client, message)) as lines:
+        try:
+            await reply.prepare(request)
+            async for line in lines:
+                await reply.write(line)
+            await reply.write_eof()
+        except ConnectionError:  # aiohttp's ClientConnectionResetError: the transport is gone
+            log.info("client %s left before the end of its stream from %s; dropped the request",
+                     request.remote, request.path)
+    return reply
+
+
+async def _ndjson_lines(client: RequestClient[Any, Any], message: Any) -> AsyncIterator[bytes]:
+    """The responses as NDJSON lines; a failure of the request (not of the client's connection,
+    which `_stream` meets when writing) is the last line, in the error shape."""
     try:
         async for response in client.stream(message):
-            await reply.write(json.dumps(response_json(response)).encode() + b"\n")
+            yield json.dumps(response_json(response)).encode() + b"\n"
     except Exception as exc:
         failure = failure_of(exc)
-        try:
-            await reply.write(json.dumps(error_body(failure.type, failure.message)).encode() + b"\n")
-        except ConnectionError:
-            return reply  # the client has gone: nobody is left to tell
-    await reply.write_eof()
-    return reply
+        yield json.dumps(error_body(failure.type, failure.message)).encode() + b"\n"

@@ -9,8 +9,8 @@ Bounds: at most `gateway_max_outstanding` requests in flight per socket; a clien
 read for `gateway_send_timeout` seconds is disconnected, so a slow reader holds at most one
 response per request in memory. A frame is checked as a REST body is (`limits`), and any failure
 of one request — bad input, a service or bus that is down — is an error frame for that request,
-never a closed socket. When a client goes away its requests are dropped here; the processors
-finish them as usual and their late responses are discarded.
+never a closed socket. When a client goes away its requests are dropped here, in one INFO line; the
+processors finish them as usual and their late responses are discarded.
 """
 
 from __future__ import annotations
@@ -40,6 +40,10 @@ def response_json(response: ServiceResponse) -> dict[str, Any]:
     return response.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
+class ClientLeft(ConnectionResetError):
+    """A frame found the client gone (or cut off for not reading): nothing more can reach it."""
+
+
 def _refusal(request_id: Any, type_: str, message: str) -> dict[str, Any]:
     return {"id": request_id, **error_body(type_, message), "complete": True}
 
@@ -65,6 +69,7 @@ class SocketSession:
         self.max_depth = max_depth
         self.identity: Identity | None = None if auth.required else auth.identify(None)
         self.requests: dict[str, asyncio.Task[None]] = {}
+        self.undelivered = 0  # replies that found the client gone
         self._sending = asyncio.Lock()
 
     async def run(self) -> None:
@@ -74,16 +79,20 @@ class SocketSession:
                     await self._on_text(frame.data)
                 elif frame.type == WSMsgType.BINARY:
                     await self._send(_refusal(None, "bad-request", "frames must be JSON text, not binary"))
+        except ClientLeft:
+            self.undelivered += 1
         finally:
             await self._drop_requests()
 
     async def _drop_requests(self) -> None:
+        """Cancel what is still in flight; a client that left with requests unanswered is one INFO line."""
         tasks, self.requests = list(self.requests.values()), {}
+        unanswered = sum(not task.done() for task in tasks) + self.undelivered
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        if tasks:
-            log.info("socket closed with %d request(s) in flight; dropped them", len(tasks))
+        if unanswered:
+            log.info("socket client left with %d request(s) unanswered; dropped them", unanswered)
 
     async def _on_text(self, text: str) -> None:
         try:
@@ -128,13 +137,13 @@ class SocketSession:
         """Answer one request; whatever fails, the socket and its other requests carry on."""
         try:
             await self._answer(request_id, frame, identity)
+        except ClientLeft:
+            self.undelivered += 1  # told in one line when the session ends
         except Exception as exc:
-            if self.ws.closed:
-                return  # the client went away; nothing is left to tell it
             try:
                 await self._send(_failure_frame(request_id, exc))
-            except ConnectionError:
-                pass
+            except ClientLeft:
+                self.undelivered += 1
 
     async def _answer(self, request_id: str, frame: dict[str, Any], identity: Identity) -> None:
         flow = frame.get("flow")
@@ -146,9 +155,10 @@ class SocketSession:
                               "complete": response.ends_request})
 
     async def _send(self, frame: dict[str, Any]) -> None:
-        """One frame at a time; a client that stops reading is cut off after `send_timeout`."""
+        """One frame at a time; a client that stops reading is cut off after `send_timeout`.
+        Raises ClientLeft when the frame cannot reach the client."""
         if self.ws.closed:
-            raise ConnectionResetError("socket closed")
+            raise ClientLeft("socket closed")
         async with self._sending:
             try:
                 async with asyncio.timeout(self.send_timeout):
@@ -156,7 +166,9 @@ class SocketSession:
             except TimeoutError:
                 log.warning("socket client has not read for %gs; closing it", self.send_timeout)
                 await self.ws.close(code=1008, message=b"client too slow")
-                raise ConnectionResetError("client too slow") from None
+                raise ClientLeft("client too slow") from None
+            except ConnectionError as exc:  # aiohttp's ClientConnectionResetError: the transport is gone
+                raise ClientLeft(str(exc)) from None
 
 
 async def serve_socket(request: web.Request, dispatcher: Dispatcher, auth: Authenticator, max_outstanding: int,

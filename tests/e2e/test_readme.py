@@ -5,16 +5,18 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from support.procs import tg
+from support.procs import free_port, tg
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 def test_main_job_loads_the_corpus_and_traces_facts_to_documents(tmp_path):
-    result = tg("tg-demo", "--data-dir", str(tmp_path / "data"), timeout=300)
+    port = free_port()
+    result = tg("tg-demo", "--data-dir", str(tmp_path / "data"), "--gateway-port", str(port), timeout=300)
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "on the inproc bus" in out and "offline extractor (no LLM configured)" in out
+    assert f"gateway http://127.0.0.1:{port}/; data in {tmp_path / 'data'}" in out
     assert len(re.findall(r"loaded \S+\.md", out)) == 3
     counts = re.search(r"knowledge graph: (\d+) chunks, (\d+) facts in (\d+) subgraphs", out)
     assert counts and int(counts.group(1)) >= 3 and int(counts.group(2)) >= 10
@@ -25,20 +27,29 @@ def test_main_job_loads_the_corpus_and_traces_facts_to_documents(tmp_path):
     steps = re.findall(r"^\s+\[(\w+)\] urn:trustgraph:", graph_rag, re.M)
     assert steps == ["question", "grounding", "exploration", "focus", "synthesis"]
     documents = out.split("Document RAG, explained")[1].split("Agent: ")[0]
+    assert re.findall(r"^\s+\[(\w+)\] urn:trustgraph:", documents, re.M) == [
+        "question", "grounding", "exploration", "synthesis"]
     assert re.search(r"Chunk: Chunk \d+ → helios-grid", documents)
     assert '"Helios Grid depends on Corvid Analytics for load forecasting." (helios-grid)' in documents
-    agent = out.split("Agent: ")[1].split("stored explain traces")[0]
+    agent = out.split("Agent: ")[1].split("Global search")[0]
     assert "action: knowledge-query" in agent and re.search(r"\[explain\] urn:trustgraph:agent:\S+/final", agent)
+    assert "asking the knowledge graph (tool knowledge-query) the question as it was put." in " ".join(agent.split())
+    assert re.search(r"observation: - Helios Grid depends on Corvid Analytics\. \(\+\d+ more lines\)", agent)
+    # Each answer once, labelled `Answer:`, its offline header on the label's line rather than said again.
+    for section in (graph_rag, documents, agent):
+        assert len(re.findall(r"^  Answer: offline \(no LLM configured\), quoting the ", section, re.M)) == 1
+    assert "Offline answer" not in out and "answer:" not in out
     strategic = out.split("Global search (community reports), explained")[1].split("stored explain traces")[0]
     assert re.search(r"Report: .+\[score [0-9.]+\]\n\s+Reason: offline: similarity .+\n\s+Source: Chunk \d+ → ",
                      strategic)
+    assert "Answer: offline (no LLM configured), from the community reports" in strategic
     assert "from the community reports most related to the question" in strategic
     assert "query type strategic" in strategic
     listed = out.split("stored explain traces")[1]
     assert {"GraphRAG", "DocRAG", "Agent", "Global"} <= set(re.findall(r"^  (\w+)\s+urn:", listed, re.M))
     assert "(part of urn:trustgraph:agent:" in listed
     assert re.search(r"Edge: \(Helios Grid, depends on, Corvid Analytics\)\n\s+Reason: offline selection", out)
-    assert "- Helios Grid depends on Corvid Analytics." in out and "sources: " in out
+    assert "- Helios Grid depends on Corvid Analytics." in out and "Sources: helios-grid" in out
     assert out.rstrip().endswith("done")
     assert "Traceback" not in result.stderr
     again = tg("tg-demo", "--data-dir", str(tmp_path / "data"), timeout=300)

@@ -11,7 +11,7 @@ from tracegraph.cli.api import Api
 from tracegraph.cli.socket_client import SocketClient, socket_url
 from tracegraph.base.errors import RemoteError
 
-from support.ingest import ingest_stack
+from support.ingest import CORPUS, ingest_stack, load_and_wait
 from support.stack import wait_until_async
 
 pytestmark = pytest.mark.timeout(180)
@@ -54,7 +54,8 @@ def gateway_port(stack) -> int:
 
 
 async def test_streams_and_short_requests_share_one_socket(tmp_path):
-    async with ingest_stack(tmp_path) as (_api, stack):
+    async with ingest_stack(tmp_path) as (api, stack):
+        await load_and_wait(api, CORPUS / "helios-grid.md")  # GraphRAG refuses an empty collection
         async with RawSocket(gateway_port(stack)) as raw:
             await raw.send({"type": "auth", "token": ""})
             assert await raw.receive() == {"type": "auth-ok", "default_workspace": "default"}
@@ -110,7 +111,8 @@ async def test_bad_frames_get_error_frames_and_the_socket_carries_on(tmp_path):
 
 
 async def test_outstanding_requests_per_socket_are_bounded(tmp_path):
-    async with ingest_stack(tmp_path, gateway_max_outstanding=2) as (_api, stack):
+    async with ingest_stack(tmp_path, gateway_max_outstanding=2) as (api, stack):
+        await load_and_wait(api, CORPUS / "helios-grid.md")  # GraphRAG refuses an empty collection
         async with RawSocket(gateway_port(stack)) as raw:
             await raw.send({"type": "auth", "token": ""})
             await raw.receive()
@@ -131,7 +133,8 @@ async def test_outstanding_requests_per_socket_are_bounded(tmp_path):
 
 
 async def test_client_leaving_mid_stream_leaves_gateway_and_processors_serving(tmp_path):
-    async with ingest_stack(tmp_path) as (_api, stack):
+    async with ingest_stack(tmp_path) as (api, stack):
+        await load_and_wait(api, CORPUS / "helios-grid.md")  # GraphRAG refuses an empty collection
         port = gateway_port(stack)
         async with RawSocket(port) as raw:
             await raw.send({"type": "auth", "token": ""})

@@ -33,6 +33,17 @@ def test_library_load_query_and_remove_commands(gateway, tmp_path):
     listed = ok("tg-show-library-documents", *u)
     assert doc in listed and "helios-grid" in listed and "text/markdown" in listed
 
+    # Answers are library documents too, listed apart from the sources: --answers, or --all for both.
+    ok("tg-invoke-graph-rag", *u, "-q", "What does Helios Grid depend on?")
+    wait_until(lambda: "GraphRAG Answer: What does Helios Grid depend on?" in ok("tg-show-library-documents", *u,
+                                                                                "--answers"), what="a stored answer")
+    answers = ok("tg-show-library-documents", *u, "--answers")
+    assert doc not in answers and "source" not in answers
+    assert "GraphRAG Answer" not in ok("tg-show-library-documents", *u)
+    both = ok("tg-show-library-documents", *u, "--all")
+    assert doc in both and re.search(r"GraphRAG Answer: .+ answer$", both, re.M) and re.search(r"helios-grid .+ source$",
+                                                                                              both, re.M)
+
     facts = ok("tg-query-triples", *u, "-s", "https://trustgraph.ai/e/helios-grid", "-p",
                "https://trustgraph.ai/r/depends-on")
     assert "<https://trustgraph.ai/e/corvid-analytics>" in facts

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tracegraph.cli.api import Api
+
 from support.browser import browser_page, skip_unless_browser
 from support.ingest import CORPUS, ingest_stack, load_and_wait
 from support.stack import wait_until_async
@@ -38,8 +40,11 @@ async def test_viewer_streams_the_trace_and_opens_steps_and_sources(tmp_path):
     async with ingest_stack(tmp_path) as (api, stack):
         await load_and_wait(api, CORPUS / "helios-grid.md")
         async with browser_page() as page:
+            console_errors = []  # a missing favicon shows here as "Failed to load resource … 404"
+            page.on("console", lambda message: console_errors.append(message.text) if message.type == "error" else None)
             await page.goto(f"http://127.0.0.1:{stack['gateway'].port}/viewer/")
             assert await page.input_value("#collection") == "default" and await page.input_value("#flow") == "default"
+            assert (await page.get_attribute("link[rel=icon]", "href")).startswith("data:image/svg+xml,")
             await ask_and_wait(page)
 
             # One node per explain event, in the order they arrived.
@@ -87,12 +92,14 @@ async def test_viewer_streams_the_trace_and_opens_steps_and_sources(tmp_path):
             SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
             await page.screenshot(path=str(SCREENSHOT), full_page=True)
             assert page.script_errors == []
+            assert console_errors == []
     assert SCREENSHOT.stat().st_size > 0
 
 
 async def test_viewer_takes_its_token_from_the_url_and_reports_a_wrong_one(tmp_path):
     skip_unless_browser()
-    async with ingest_stack(tmp_path, gateway_secret="s3cret") as (_, stack):
+    async with ingest_stack(tmp_path, gateway_secret="s3cret") as (api, stack):
+        await load_and_wait(Api(api.url, "s3cret"), CORPUS / "helios-grid.md")  # a collection with nothing is refused
         async with browser_page() as page:
             base = f"http://127.0.0.1:{stack['gateway'].port}/viewer/"
             await page.goto(base + "?token=wrong")
@@ -122,6 +129,12 @@ async def test_viewer_draws_an_agent_session_with_its_graph_rag_run(tmp_path):
             assert kinds[0] == "Question" and kinds[-1] == "Conclusion" and "Analysis" in kinds
             assert kinds.count("Question") == 2 and "Focus" in kinds
             assert "Helios Grid depends on Corvid Analytics" in await page.text_content("#answer")
+            # The agent's answer lists the documents its GraphRAG run rested on.
+            await page.wait_for_selector("#sources[data-state=ready]", timeout=30_000)
+            sources = page.locator("#sources a")
+            assert "helios-grid" in await sources.all_text_contents()
+            assert all(uri.startswith("urn:trustgraph:doc:") for uri in
+                       await page.eval_on_selector_all("#sources a", "as => as.map(a => a.dataset.uri)"))
             assert not page.script_errors, page.script_errors
             await page.screenshot(path=str(SCREENSHOT.with_name("viewer-agent.png")), full_page=True)
 

@@ -21,6 +21,7 @@ const STEP_TYPES = ["Question", "Grounding", "Exploration", "Focus", "Synthesis"
   "PatternDecision", "Answer"];
 
 const SVG_NS = "http://www.w3.org/2000/svg";
+const SAFE_IRI = /^[^<>"{}|^`\\\s]+$/;  // safe to write inside <…> in a query
 const $ = (id) => document.getElementById(id);
 
 // ---------------------------------------------------------------- socket
@@ -234,7 +235,7 @@ function edgeIris(focus) {
   const iris = new Set();
   for (const sel of selectedEdges(focus)) {
     for (const term of sel.edge ? [sel.edge.s, sel.edge.p, sel.edge.o] : []) {
-      if (term.t === "i" && !view.labels.has(term.i) && /^[^<>"{}|^`\\\s]+$/.test(term.i)) iris.add(term.i);
+      if (term.t === "i" && !view.labels.has(term.i) && SAFE_IRI.test(term.i)) iris.add(term.i);
     }
   }
   return [...iris];
@@ -255,6 +256,51 @@ function fetchLabels(iris) {
     renderGraph();
     if (view.events.some((e) => e.uri === view.selected)) showDetails(view.selected);
   }).catch(() => {});  // labels are a nicety: the IRIs' last segments still read
+}
+
+// A term as SPARQL writes it; null for one that cannot be written safely (or is a blank node).
+function sparqlTerm(term) {
+  if (term.t === "i") return SAFE_IRI.test(term.i) ? `<${term.i}>` : null;
+  if (term.t !== "l") return null;
+  const escapes = { "\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r" };
+  const text = `"${term.v.replace(/[\\"\n\r]/g, (c) => escapes[c])}"`;
+  if (term.ln) return /^[A-Za-z]+(-[A-Za-z0-9]+)*$/.test(term.ln) ? `${text}@${term.ln}` : null;
+  if (term.dt) return SAFE_IRI.test(term.dt) ? `${text}^^<${term.dt}>` : null;
+  return text;
+}
+
+// An agent's answer names no sources of its own: the GraphRAG and Document RAG runs its tools made
+// (sub-runs, whose steps are in this session's trace) rest on documents. One read-only SPARQL query
+// over the extraction provenance finds the documents their selected edges and chunks came from.
+function fetchSubRunSources() {
+  const events = view.events;
+  const edges = [];
+  const chunks = [];
+  for (const event of events) {
+    for (const sel of event.type === "Focus" ? selectedEdges(event.uri) : []) {
+      const terms = sel.edge ? [sel.edge.s, sel.edge.p, sel.edge.o].map(sparqlTerm) : [null];
+      if (!terms.includes(null)) edges.push(`(${terms.join(" ")})`);
+    }
+    for (const chunk of event.type === "Exploration" ? objectsOf(event.uri, NS.tg + "selectedChunk") : []) {
+      if (isIri(chunk) && SAFE_IRI.test(chunk.i)) chunks.push(`<${chunk.i}>`);
+    }
+  }
+  if (!edges.length && !chunks.length) return showSources([]);
+  const query = `PREFIX tg: <${NS.tg}> PREFIX prov: <${NS.prov}> PREFIX dc: <${NS.dc}>
+SELECT DISTINCT ?doc ?title WHERE {
+  { VALUES (?s ?p ?o) { ${edges.join(" ")} }
+    GRAPH <urn:graph:source> { ?subgraph tg:contains <<( ?s ?p ?o )>> ; prov:wasDerivedFrom+ ?doc } }
+  UNION { VALUES ?chunk { ${chunks.join(" ")} } GRAPH <urn:graph:source> { ?chunk prov:wasDerivedFrom+ ?doc } }
+  ?doc a tg:Document ; dc:title ?title
+} ORDER BY ?title`;
+  $("sources").replaceChildren(el("li", { class: "empty" }, "looking up the sources of the agent's tool runs…"));
+  $("sources").dataset.state = "loading";
+  const request = { query, collection: $("collection").value || "default", limit: 100 };
+  send("sparql", $("flow").value || "default", request, (frame) => {
+    if (view.events !== events || !frame.complete) return;  // a new question has been asked meanwhile
+    const rows = (!errorOf(frame) && frame.response && frame.response.bindings) || [];
+    showSources(rows.filter((row) => row.doc && row.title).map((row) => ({ uri: row.doc.i, title: row.title.v })));
+  }).catch(() => { if (view.events === events) showSources([]); });
 }
 
 // ---------------------------------------------------------------- graph (SVG)
@@ -472,11 +518,12 @@ function setState(state) {
   $("ask").disabled = state === "running";
 }
 
-function resetView() {
-  Object.assign(view, { events: [], triples: [], labels: new Map(), selected: null, finished: false });
+function resetView(service) {
+  Object.assign(view, { service, events: [], triples: [], labels: new Map(), selected: null, finished: false });
   $("answer").textContent = "";
   $("meta").textContent = "";
   $("sources").replaceChildren();
+  $("sources").dataset.state = "empty";
   $("details").replaceChildren(el("p", { class: "empty" }, "Click a step, a selected edge or a source."));
   $("details").dataset.state = "empty";
   renderGraph();
@@ -489,15 +536,22 @@ function fail(error) {
   setState("error");
 }
 
+function showSources(sources) {
+  const list = $("sources");
+  list.replaceChildren(...sources.map((source) => {
+    const li = el("li");
+    li.appendChild(el("a", { href: "#", "data-uri": source.uri, title: source.uri }, source.title || source.uri));
+    return li;
+  }));
+  if (!sources.length) list.appendChild(el("li", { class: "empty" }, "none"));
+  list.dataset.state = "ready";
+}
+
 function finish(response) {
   if (view.finished) return;
   view.finished = true;
-  for (const source of response.sources || []) {
-    const li = el("li");
-    li.appendChild(el("a", { href: "#", "data-uri": source.uri, title: source.uri }, source.title || source.uri));
-    $("sources").appendChild(li);
-  }
-  if (!$("sources").children.length) $("sources").appendChild(el("li", { class: "empty" }, "none"));
+  if (!response.sources && view.service === "agent") fetchSubRunSources();
+  else showSources(response.sources || []);
   const usage = [response.model, response.in_token != null && `${response.in_token} in / ${response.out_token} out tokens`];
   $("meta").textContent = usage.filter(Boolean).join(" · ");
   setStatus(`Done: ${view.events.length} explain events.`, "ok");
@@ -524,11 +578,11 @@ function ask(submit) {
   submit.preventDefault();
   const query = $("question").value.trim();
   if (!query) return;
-  resetView();
-  setState("running");
-  setStatus("Connecting…", "busy");
   const choice = $("service").value;  // a service, or "search-global" / "search-raptor": a search strategy
   const [service, mode] = choice.startsWith("search-") ? ["search", choice.slice("search-".length)] : [choice, null];
+  resetView(service);
+  setState("running");
+  setStatus("Connecting…", "busy");
   // The agent takes a `question`; the RAG services a `query`. Global and RAPTOR answers are the search service's.
   const request = { [service === "agent" ? "question" : "query"]: query,
                     collection: $("collection").value || "default", streaming: true, explain: true };
