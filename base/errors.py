@@ -12,6 +12,7 @@
      │         └── NoRoute        a request no queue took: its service is not (yet) subscribed
      ├── RemoteError(type, msg)   the service answered with an Error response
      └── ConfigError              bad settings, unknown flow / blueprint / processor
+          └── UnknownCollection   a question for a collection nothing was ever loaded into
 """
 
 from __future__ import annotations
@@ -53,6 +54,17 @@ class RequestTimeout(TraceGraphError):
 
 class ConfigError(TraceGraphError):
     """Settings, a blueprint or a flow that cannot be used as given."""
+
+
+class UnknownCollection(ConfigError):
+    """A question asked of a collection the user never loaded anything into: refused before anything
+    (a trace, an answer document) is written there, which would make the collection exist."""
+
+    error_type = "unknown-collection"
+
+    def __init__(self, user: str, collection: str) -> None:
+        super().__init__(f"unknown collection {collection!r}: user {user!r} has loaded nothing into it")
+        self.user, self.collection = user, collection
 
 
 class RemoteError(TraceGraphError):

@@ -1,16 +1,18 @@
-"""What the answering processors (GraphRAG, Document RAG, the agent) share: the clients for the LLM
-and the librarian, the explainability output, and how an explain event leaves them — stored in the
-caller's collection for audit, and streamed to the caller with the answer."""
+"""What the answering processors (GraphRAG, Document RAG, search, the agent) share: the clients for the
+LLM and the librarian, the explainability output, how an explain event leaves them — stored in the
+caller's collection for audit, and streamed to the caller with the answer — and the refusal of a
+collection nothing was ever loaded into."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from typing import Any, TypeVar
 
+from tracegraph.base.errors import UnknownCollection
 from tracegraph.base.flow import Flow
 from tracegraph.base.processor import FlowProcessor
 from tracegraph.base.specs import Client, Producer
-from tracegraph.base.stores.protocol import RETRIEVAL_GRAPH
+from tracegraph.base.stores.protocol import ALL_GRAPHS, RETRIEVAL_GRAPH
 from tracegraph.schemas.embeddings import EmbeddingsRequest, EmbeddingsResponse
 from tracegraph.schemas.ingest import Metadata, Triples
 from tracegraph.schemas.library import LibrarianRequest, LibrarianResponse
@@ -35,6 +37,17 @@ class AnsweringProcessor(FlowProcessor):
         await flow[self.explainability].send(Triples(metadata=meta, triples=triples))
         return explain_fields(uri, triples)
 
+    async def require_collection(self, flow: Flow, req: Any) -> None:
+        """Refuse a question for a collection the user never loaded anything into, before anything is
+        written there: its trace and answer document would make it exist."""
+        if not await self.collection_known(flow, req.user, req.collection):
+            raise UnknownCollection(req.user, req.collection)
+
+    async def collection_known(self, flow: Flow, user: str, collection: str) -> bool:
+        """Whether the librarian holds a document of the collection (added, whether processed or not)."""
+        reply = await flow[self.librarian].request(
+            LibrarianRequest(operation="list-documents", user=user, collection=collection))
+        return bool(reply.document_metadatas)
 
     async def rag_responses(self, flow: Flow, req: RagRequest, steps: AsyncIterator[Any], response: type[R],
                             stream_end: str = "chunk") -> AsyncIterator[R]:
@@ -61,6 +74,13 @@ class RagProcessor(AnsweringProcessor):
     embeddings = Client("embeddings", EmbeddingsRequest, EmbeddingsResponse)
     triples = Client("triples", TriplesQueryRequest, TriplesQueryResponse)
     sparql = Client("sparql", SparqlQueryRequest, SparqlQueryResponse)
+
+    async def collection_known(self, flow: Flow, user: str, collection: str) -> bool:
+        """Anything stored in the collection's graphs (documents processed, triples imported, traces of
+        earlier questions): one indexed lookup. Else the librarian's records: a document not processed yet."""
+        reply = await flow[self.triples].request(TriplesQueryRequest(g=ALL_GRAPHS, limit=1, user=user,
+                                                                     collection=collection))
+        return bool(reply.triples) or await super().collection_known(flow, user, collection)
 
 
 def explain_fields(uri: str, triples: list[Triple], graph: str | None = None) -> dict[str, Any]:

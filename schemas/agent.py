@@ -40,7 +40,11 @@ class AgentRequest(Message):
 class AgentResponse(ServiceResponse):
     """A `thought`, `action`, `observation` or `answer` message (content streamed in pieces when
     `streaming`, each piece's message ending with `end_of_message`), or an `explain` event; the
-    last message of the request has `end_of_dialog`."""
+    last message of the request has `end_of_dialog`.
+
+    An explain event is also a lightweight provenance event (the query-time-provenance spec):
+    `chunk_type: "provenance"` and `provenance_refs`, the IRIs of the nodes the step created, so a
+    client of that spec can build the graph from references alone."""
 
     schema_name: ClassVar[str] = "agent-response"
     final_field: ClassVar[str] = "end_of_dialog"
@@ -53,6 +57,8 @@ class AgentResponse(ServiceResponse):
     explain_id: str | None = None
     explain_graph: str | None = None
     explain_triples: TripleList = []
+    chunk_type: Literal["provenance"] | None = None
+    provenance_refs: list[str] | None = None
     in_token: int | None = None
     out_token: int | None = None
     model: str | None = None

@@ -2,8 +2,10 @@
 cycle → Conclusion, each `prov:wasDerivedFrom` the one before, all in `urn:graph:retrieval`.
 
 Beyond the spec, an Analysis whose tool wrote its own trace (GraphRAG, Document RAG) points at that
-trace's Question with `tg:subTrace`; the sub-Question already derives from the Analysis. URIs are
-upstream's (`urn:trustgraph:agent:{sid}`, `…/i{n}`, `…/final`): its client tells traces apart by them.
+trace's Question with `tg:subTrace`; the sub-Question already derives from the Analysis. Each step
+also has upstream 2.x's Thought and Observation entities (`reflection_triples`), which its client
+reads. URIs are upstream's (`urn:trustgraph:agent:{sid}`, `…/i{n}`, `…/final`): its client tells
+traces apart by them.
 """
 
 from __future__ import annotations
@@ -27,6 +29,16 @@ def question_uri(sid: str) -> str:
 def iteration_uri(sid: str, step: int) -> str:
     """The Analysis of step `step` (1-based)."""
     return f"urn:trustgraph:agent:{sid}/i{step}"
+
+
+def thought_uri(step_uri: str) -> str:
+    """A step's Thought entity, and the librarian id of its text (one IRI, as upstream has it)."""
+    return f"{step_uri}/thought"
+
+
+def observation_uri(step_uri: str) -> str:
+    """A step's Observation entity, and the librarian id of its text."""
+    return f"{step_uri}/observation"
 
 
 def conclusion_uri(sid: str) -> str:
@@ -87,6 +99,21 @@ def analysis_triples(uri: str, parent: str, step: Analysis) -> list[Triple]:
         out.append(retrieval_triple(uri, TG.subTrace, iri(step.sub_trace)))
     out += known_values(uri, {TG.llmDurationMs: step.llm_ms, TG.toolDurationMs: step.tool_ms, RDFS.comment: step.note})
     return out + usage_triples(uri, step.usage)
+
+
+def reflection_triples(step_uri: str, thought_saved: bool, observation_saved: bool) -> list[Triple]:
+    """Upstream 2.x's entities for a step's thought and observation, each derived from the step's
+    Analysis and pointing (tg:document) at its text in the librarian when it was stored there; the
+    Analysis keeps the texts themselves too. The Observation is not a tg:Reflection (the ontology's
+    superclass): upstream's client takes a Reflection for a thought and does not show it."""
+    thought, observation = thought_uri(step_uri), observation_uri(step_uri)
+    out = [*entity_triples(thought, TG.Thought, "Thought", step_uri),
+           retrieval_triple(thought, RDF.type, TG.Reflection),
+           *entity_triples(observation, TG.Observation, "Observation", step_uri)]
+    for uri, saved in ((thought, thought_saved), (observation, observation_saved)):
+        if saved:
+            out.append(retrieval_triple(uri, TG.document, iri(uri)))
+    return out
 
 
 def conclusion_triples(uri: str, parent: str, answer: str, document: str | None, reason: str,

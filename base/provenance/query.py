@@ -183,6 +183,13 @@ def synthesis_triples(synthesis: str, focus: str, document: str | None, usage: U
     return out
 
 
+def nothing_found_triples(step: str, what: str) -> list[Triple]:
+    """Marks a retrieval step that kept nothing to answer from (tg:NothingFound, and a comment saying
+    what was not found), so an empty result reads as one, not as a step that lost its selections."""
+    return [retrieval_triple(step, RDF.type, TG.NothingFound),
+            retrieval_triple(step, RDFS.comment, literal(f"nothing found: {what}"))]
+
+
 def failure_triples(question: str, message: str) -> list[Triple]:
     """Closes a Question whose session failed after it was announced; a long message is cut (it may
     quote a prompt, and so the question)."""

@@ -67,6 +67,7 @@ TG = Vocabulary("https://trustgraph.ai/ns/", """
     graphFingerprint detectionMode modularity RaptorNode RaptorBuild childNode passageCount
     GlobalQuestion RaptorQuestion ReportScore ReportSelection TreeVisit NodeSelection reportScore
     selectedReport report community mapScore treeVisit node expanded selectedNode threshold
+    NothingFound
 """)
 
 

@@ -5,6 +5,7 @@ the graph's answer is weak. No bus here."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 import uuid
@@ -59,7 +60,8 @@ class AgentServices(Protocol):
         ...
 
     async def save_answer(self, document_id: str, title: str, text: str) -> bool:
-        """Keep the answer in the librarian; False if it could not be stored."""
+        """Keep a text (the answer, a step's thought or observation) in the librarian; False if it could
+        not be stored."""
         ...
 
 
@@ -80,10 +82,12 @@ class ReactAgent:
     """`async for event in ReactAgent(services, tools).run(question)`: Say / Explain / Relayed, then Finished."""
 
     def __init__(self, services: AgentServices, tools: Mapping[str, ToolDefinition],
-                 max_iterations: int = DEFAULT_MAX_ITERATIONS) -> None:
+                 max_iterations: int = DEFAULT_MAX_ITERATIONS, *, explain: bool = True) -> None:
+        """`explain=False`: the caller gets no explain events, so no step's texts are stored for them."""
         self.services = services
         self.tools = dict(tools)
         self.max_iterations = max_iterations
+        self.explain = explain
 
     async def run(self, question: str, *, session_id: str | None = None, history: Sequence[AgentStep] = (),
                   state: str | None = None) -> AsyncIterator[Event]:
@@ -107,7 +111,7 @@ class ReactAgent:
             if decision is None:  # offline, and no retrieval tool left to ask
                 break
             if isinstance(decision, FinalAnswer):
-                yield Say("thought", decision.thought, f"{prov.iteration_uri(s.sid, step)}/thought")
+                yield Say("thought", decision.thought, prov.thought_uri(prov.iteration_uri(s.sid, step)))
                 notes = (f"final thought: {decision.thought}",) if decision.thought else ()
                 async for event in self._conclude(s, decision.answer, "final-answer", usage, notes):
                     yield event
@@ -155,7 +159,7 @@ class ReactAgent:
         """One think / act / observe cycle after the thinking: thought, action, the tool's own trace,
         observation, then the Analysis. A failure of any kind becomes the observation."""
         uri = prov.iteration_uri(s.sid, step)
-        yield Say("thought", decision.thought, f"{uri}/thought")
+        yield Say("thought", decision.thought, prov.thought_uri(uri))
         action = arguments = error = sub_trace = tool_ms = None
         result = ToolResult("", found=False)
         if isinstance(decision, Unreadable):
@@ -184,14 +188,28 @@ class ReactAgent:
                 tool_ms = _ms_since(started)
                 s.usage += result.usage or Usage()
         observation = f"Error: {error}" if error else (result.text or "(the tool returned no text)")
-        yield Say("observation", observation, f"{uri}/observation")
+        yield Say("observation", observation, prov.observation_uri(uri))
         record = prov.Analysis(step, decision.thought, action, arguments, observation, error, sub_trace, usage,
                                llm_ms, tool_ms, OFFLINE_NOTE if s.offline else None)
-        yield Explain(uri, prov.analysis_triples(uri, s.previous, record))
+        saved = await self._keep_texts(s, step, uri, decision.thought, observation)
+        yield Explain(uri, [*prov.analysis_triples(uri, s.previous, record), *prov.reflection_triples(uri, *saved)])
         s.previous = uri
         s.steps.append(AgentStep(thought=decision.thought, action=action or "", observation=observation,
                                  arguments=decision.arguments if isinstance(decision, ToolCall) else {}))
         s.outcome = (result, error)
+
+    async def _keep_texts(self, s: _Session, step: int, uri: str, thought: str, observation: str
+                          ) -> tuple[bool, bool]:
+        """Store a step's thought and observation in the librarian, where upstream's client reads them
+        (under their entities' IRIs); whether each was stored."""
+        async def keep(document: str, kind: str, text: str) -> bool:
+            return bool(self.explain and text) and await self.services.save_answer(
+                document, f"Agent {kind} (step {step}): {s.question[:50]}", text)
+
+        thought_saved, observation_saved = await asyncio.gather(
+            keep(prov.thought_uri(uri), "Thought", thought),
+            keep(prov.observation_uri(uri), "Observation", observation))
+        return thought_saved, observation_saved
 
     def _offline_conclusion(self, s: _Session) -> AsyncIterator[Event]:
         answer, reason, notes = offline.conclusion(s.asked)

@@ -20,6 +20,7 @@ class DocumentRagProcessor(RetrievingProcessor):
 
     @request.handler
     async def answer(self, req: DocumentRagRequest, flow: Flow) -> AsyncIterator[DocumentRagResponse]:
+        await self.require_collection(flow, req)
         # Upstream's client sends `fetch-limit: 0` to mean its default.
         limits = Limits(doc_limit=req.doc_limit or self.limits.doc_limit,
                         fetch_limit=req.fetch_limit or self.limits.fetch_limit)

@@ -29,6 +29,8 @@ OFFLINE_NOTE = "offline (no LLM configured)"
 # takes in, and it keeps an oversized question from costing a tokenizer's memory for every character.
 RETRIEVAL_TEXT_CHARS = 16_000
 MIN_HOP_BATCH = 4  # nodes per neighbourhood request at least: fewer would cost round trips, not reads
+NO_EDGES = "the graph holds no edge near the question's concepts"
+NO_SELECTION = "no edge was selected, so the answer rests on no fact of the graph"
 
 
 def retrieval_text(question: str) -> str:
@@ -135,14 +137,16 @@ class GraphRagPipeline:
             seeds = await self._seeds(vectors)
             edges = await self._explore(session, seeds)
             explored = prov.exploration_triples(e_uri, g_uri, len(edges), seeds)
-        yield Explain(e_uri, [*explored, prov.retrieval_triple(e_uri, PROV.wasGeneratedBy, iri(q_uri))])
+        yield Explain(e_uri, [*explored, prov.retrieval_triple(e_uri, PROV.wasGeneratedBy, iri(q_uri)),
+                              *(prov.nothing_found_triples(e_uri, NO_EDGES) if not edges else [])])
 
         # An edge that matched the whole question best names no concept: the Question holds the text.
         shown = [None if c == question else c for c in concepts]
         selected, usage, method, notes = await self._focus(question, edges, shown, vectors)
         session.usage += usage or Usage()
         f_uri = prov.step_uri("focus", sid)
-        yield Explain(f_uri, prov.focus_triples(f_uri, e_uri, sid, selected, usage, method, notes))
+        yield Explain(f_uri, [*prov.focus_triples(f_uri, e_uri, sid, selected, usage, method, notes),
+                              *(prov.nothing_found_triples(f_uri, NO_SELECTION) if not selected else [])])
 
         done = Synthesised()
         async for chunk in self._synthesis(session, question, selected, streaming, done):

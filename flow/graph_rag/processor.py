@@ -21,6 +21,7 @@ class GraphRagProcessor(RetrievingProcessor):
 
     @request.handler
     async def answer(self, req: GraphRagRequest, flow: Flow) -> AsyncIterator[GraphRagResponse]:
+        await self.require_collection(flow, req)
         overrides = {k: v for k, v in {
             "entity_limit": req.entity_limit, "triple_limit": req.triple_limit,
             "max_subgraph_size": req.max_subgraph_size, "max_path_length": req.max_path_length,

@@ -5,6 +5,7 @@ agent's own calls and those of the GraphRAG it asks may interleave in any order.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import re
 import uuid
@@ -14,6 +15,7 @@ import pytest
 
 from tracegraph.base.bus.rabbitmq import RabbitMQBackend
 from tracegraph.base.errors import RemoteError
+from tracegraph.cli.library_upload import add_document
 from tracegraph.flow.agent.react import OFFLINE_NOTE
 from tracegraph.flow.graph_rag.focus import FOCUS_SYSTEM, edge_id
 
@@ -135,6 +137,16 @@ async def test_two_iterations_relay_the_graph_rag_trace_and_one_query_walks_to_t
             analysis = explain_of(messages, "/i1")
             assert objects(analysis, TG_NS + "subTrace") == [sub_question]
             assert objects(analysis, TG_NS + "observation") == [GRAPH_ANSWER]
+            assert objects(analysis, TG_NS + "thought") == ["I should use knowledge-query."]
+
+            # Every explain event is also the provenance spec's reference event: the nodes its step made.
+            explains = [m for m in messages if m["message_type"] == "explain"]
+            assert all(m["chunk_type"] == "provenance" and m["explain_id"] in m["provenance_refs"] for m in explains)
+            assert not any("chunk_type" in m or "provenance_refs" in m for m in messages if m not in explains)
+            thought, observation = f"{i1}/thought", f"{i1}/observation"
+            assert analysis["provenance_refs"] == [i1, thought, observation]
+            focus = next(m for m in explains if m["explain_id"].startswith("urn:trustgraph:prov:focus:"))
+            assert f"{focus['explain_id'].replace(':focus:', ':edge:')}:0" in focus["provenance_refs"]
             conclusion = explain_of(messages, "/final")
             assert objects(conclusion, TG_NS + "terminationReason") == ["final-answer"]
             document = objects(conclusion, TG_NS + "document")[0]
@@ -145,6 +157,17 @@ async def test_two_iterations_relay_the_graph_rag_trace_and_one_query_walks_to_t
             kept = {json.dumps(t, sort_keys=True) for uri in (session, i1, f"{session}/final")
                     for t in await stored(api, uri)}
             assert inline <= kept
+
+            # Upstream's Thought and Observation entities, stored beside the step (referenced, not inline),
+            # each derived from it and holding its text in the librarian under its own IRI.
+            for node, kind, text in ((thought, "Thought", "I should use knowledge-query."),
+                                     (observation, "Observation", GRAPH_ANSWER)):
+                entity = {"explain_id": node, "explain_triples": await stored(api, node)}
+                assert TG_NS + kind in objects(entity, "http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+                assert objects(entity, "http://www.w3.org/ns/prov#wasDerivedFrom") == [i1]
+                assert objects(entity, TG_NS + "document") == [node]
+                saved = await api.request("librarian", {"operation": "get-document-content", "document-id": node})
+                assert base64.b64decode(saved["content"]).decode() == text
             assert await stored(api, sub_question), "GraphRAG stored its own trace"
 
             result = await api.flow_service("default", "sparql",
@@ -158,6 +181,8 @@ async def test_two_iterations_relay_the_graph_rag_trace_and_one_query_walks_to_t
 async def test_failures_become_observations_and_the_bound_ends_the_loop(tmp_path):
     async with OpenAIStub() as stub:
         async with ingest_stack(tmp_path, llm_url=stub.base_url, extractor="offline") as (api, _):
+            # A document added, not processed: the librarian's record makes the collection known.
+            await add_document(api, CORPUS / "helios-grid.md", collection="default")
             ScriptedLlm(ask("knowledge-query", question="   "), ask("calculator", expression="1/0"),
                         "Thought: Neither worked.\nFinal Answer: I cannot tell.",
                         ask("web-search", query="Helios"), ask("calculator", expression="6*7"),
@@ -227,6 +252,9 @@ async def test_offline_strategy_and_explain_off(tmp_path):
         await asyncio.sleep(0.5)
         assert not (await api.flow_service("default", "triples", {"s": {"t": "i", "i": "urn:trustgraph:agent:quiet"},
                                                                   "g": "urn:graph:retrieval"}))["response"]
+        documents = (await api.request("librarian", {"operation": "list-documents"}))["document-metadatas"]
+        assert not [d for d in documents if d["id"].startswith("urn:trustgraph:agent:quiet/i")], "no step texts kept"
+        assert [d for d in documents if d["id"] == "urn:trustgraph:agent:offline/i1/observation"]
 
 
 def test_invoke_agent_explained_and_verbose_against_tg_launch(tmp_path):
@@ -257,7 +285,8 @@ async def test_upstream_cli_invokes_the_agent_and_shows_its_trace(tmp_path):
             url = f"http://127.0.0.1:{stack['gateway'].port}/"
             await load_and_wait(api, CORPUS / "helios-grid.md")
             ScriptedLlm(ask("knowledge-query", question=QUESTION),
-                        f"Thought: The graph answered.\nFinal Answer: {GRAPH_ANSWER}").script(stub)
+                        f"Thought: The graph answered.\nFinal Answer: {GRAPH_ANSWER}",
+                        ask("calculator", expression="6*7"), "Thought: Done.\nFinal Answer: 42").script(stub)
 
             status, out, err = await upstream("tg-invoke-agent", "-u", url, "-q", QUESTION, "-x", "-v")
             assert status == 0 and "Exception" not in out, (out, err)
@@ -269,4 +298,20 @@ async def test_upstream_cli_invokes_the_agent_and_shows_its_trace(tmp_path):
             assert status == 0, err
             assert f"=== Agent Session: {session} ===" in out and f"Question: {QUESTION}" in out
             assert "Action: knowledge-query" in out and "--- Conclusion ---" in out
-            assert GRAPH_ANSWER in out.split("--- Conclusion ---")[1]  # the answer, read back from the librarian
+            sections = dict(re.findall(r"^--- (\w+) ---\n(.*?)(?=^--- |\Z)", out, re.M | re.S))
+            assert GRAPH_ANSWER in sections["Conclusion"]  # the answer, read back from the librarian
+            assert GRAPH_ANSWER in sections["Observation"]  # the step's Observation entity, its text likewise
+
+            # Its JSON form fails on a trace with a sub-trace, whatever the data: `fetch_agent_trace` adds
+            # the sub-trace as a dict, which its own `trace_to_dict` cannot serialise (upstream's bug).
+            status, out, err = await upstream("tg-show-explain-trace", "-u", url, session, "--format", "json")
+            assert status != 0 and "'dict' object has no attribute 'entity_type'" in err, (out, err)
+
+            status, out, err = await upstream("tg-invoke-agent", "-u", url, "-q", "What is six times seven?", "-x")
+            assert status == 0 and "42" in out, (out, err)
+            session = re.search(r"urn:trustgraph:agent:[0-9a-f-]+", err).group(0)
+            status, out, err = await upstream("tg-show-explain-trace", "-u", url, session, "--format", "json")
+            assert status == 0, err
+            steps = {step["type"]: step for step in json.loads(out)["steps"]}
+            assert steps["analysis"]["thought"] == "I should use calculator."
+            assert steps["observation"]["document"] == f"{session}/i1/observation"

@@ -16,6 +16,7 @@ from tracegraph.flow.document_rag.pipeline import NOTHING_FOUND
 from support.ingest import CORPUS, ingest_stack, load_and_wait
 from support.openai_stub import Fail, OpenAIStub, Reply
 from support.procs import launched, tg
+from support.stack import wait_until_async
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -47,6 +48,18 @@ def kind(message: dict) -> tuple[str, str]:
 def objects(event: dict, predicate: str) -> list[str]:
     return [t["o"].get("v") or t["o"].get("i") for t in event["explain_triples"]
             if t["s"]["i"] == event["explain_id"] and t["p"]["i"] == predicate]
+
+
+async def import_fact(api, collection: str) -> None:
+    """One fact imported straight into a collection's graph (no library document, no chunks), once stored."""
+    await api.request("flow/default/import/triples-bulk", {
+        "metadata": {"id": "urn:test:fact", "root": "urn:test:fact", "collection": collection},
+        "nquads": "<https://trustgraph.ai/e/helios-grid> <https://trustgraph.ai/r/depends-on> "
+                  "<https://trustgraph.ai/e/corvid-analytics> .\n", "count": 1})
+
+    async def stored_fact():
+        return (await api.flow_service("default", "triples", {"collection": collection, "limit": 1}))["response"]
+    await wait_until_async(stored_fact, what="the imported fact stored")
 
 
 async def load_corpus(api) -> None:
@@ -134,6 +147,8 @@ async def test_offline_answer_empty_collection_and_explain_off(tmp_path):
         assert "in_token" not in events[-1] and events[-1]["sources"]
         assert objects(events[3], RDFS_COMMENT)[0].startswith("offline (no LLM configured)")
 
+        # A collection known by an imported fact, holding no document chunks: the trace says nothing was found.
+        await import_fact(api, "empty")
         empty = [m async for m in api.stream("default", "document-rag", {"query": QUESTION, "collection": "empty",
                                                                          "streaming": True})]
         assert [kind(m) for m in empty] == [("explain", "question"), ("explain", "grounding"),
@@ -141,6 +156,8 @@ async def test_offline_answer_empty_collection_and_explain_off(tmp_path):
                                             ("end", "final")]
         assert empty[3]["response"] == NOTHING_FOUND and empty[-1].get("sources") is None
         assert objects(empty[2], TG + "chunkCount") == ["0"]
+        assert TG + "NothingFound" in objects(empty[2], "http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+        assert any(c.startswith("nothing found: ") for c in objects(empty[2], RDFS_COMMENT))
 
         quiet = [m async for m in api.stream("default", "document-rag", {"query": QUESTION, "explain": False})]
         assert [kind(m) for m in quiet] == [("chunk", "final")] and quiet[0]["response"] == answer
@@ -156,6 +173,18 @@ async def test_offline_answer_empty_collection_and_explain_off(tmp_path):
         assert sessions == {events[0]["explain_id"]}, "the empty collection's trace is kept in that collection"
         report = await asyncio.to_thread(validate_trace, [Triple.model_validate(t) for t in everything])
         assert report.conforms, "\n".join(report.messages)
+
+        async def empty_trace_stored():
+            found = (await api.flow_service("default", "triples", {"g": "urn:graph:retrieval", "collection": "empty",
+                                                                   "limit": 100000}))["response"]
+            return found if {t["s"]["i"] for t in found} >= {m["explain_id"] for m in empty if "explain_id" in m} \
+                else None
+        nothing = [Triple.model_validate(t) for t in await wait_until_async(empty_trace_stored, what="the trace")]
+        report = await asyncio.to_thread(validate_trace, nothing)
+        assert report.conforms, "\n".join(report.messages)
+        unmarked = [t for t in nothing if getattr(t.o, "iri", None) != TG + "NothingFound"]
+        report = await asyncio.to_thread(validate_trace, unmarked)
+        assert not report.conforms and any("tg:NothingFound" in m for m in report.messages)
 
 
 def test_cli_prints_the_explained_answer(tmp_path):

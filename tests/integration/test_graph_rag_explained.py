@@ -16,6 +16,11 @@ from support.stack import wait_until_async
 
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.timeout(300)]
 
+TG = "https://trustgraph.ai/ns/"
+PROV = "http://www.w3.org/ns/prov#"
+RDFS = "http://www.w3.org/2000/01/rdf-schema#"
+RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+
 SOURCE_CHAIN = """
 PREFIX tg: <https://trustgraph.ai/ns/>
 PREFIX prov: <http://www.w3.org/ns/prov#>
@@ -132,3 +137,49 @@ async def test_stored_traces_and_their_extraction_provenance_pass_shacl(tmp_path
                   if not (t["p"]["i"] == "https://trustgraph.ai/ns/query")]
         report = await asyncio.to_thread(validate_trace, broken)
         assert not report.conforms and any("tg:query" in m for m in report.messages)
+
+
+async def test_each_exploration_comes_from_its_question_and_an_empty_result_says_nothing_was_found(tmp_path):
+    import asyncio
+
+    from tracegraph.base.provenance.shacl import validate_trace
+    from tracegraph.cli.library_upload import add_document
+    from tracegraph.schemas.rdf import Triple
+
+    def objects(event: dict, predicate: str) -> list[str]:
+        return [t["o"].get("v") or t["o"].get("i") for t in event["explain_triples"]
+                if t["s"]["i"] == event["explain_id"] and t["p"]["i"] == predicate]
+
+    def step(events: list[dict], name: str) -> dict:
+        return next(m for m in events if m.get("explain_id", "").startswith(f"urn:trustgraph:prov:{name}:"))
+
+    async with ingest_stack(tmp_path) as (api, _):
+        await load_and_wait(api, CORPUS / "helios-grid.md")
+        for service in ("graph-rag", "search"):  # search answers with GraphRAG's chain
+            events = [m async for m in api.stream("default", service, {"query": "What does Helios Grid depend on?"})]
+            exploration = step(events, "exploration")
+            assert objects(exploration, PROV + "wasDerivedFrom") == [step(events, "grounding")["explain_id"]]
+            assert objects(exploration, PROV + "wasGeneratedBy") == [events[0]["explain_id"]], service
+
+        # A document added but not processed: the collection is known, and holds no fact to answer from.
+        await add_document(api, CORPUS / "corvid-analytics.md", collection="unprocessed")
+        events = [m async for m in api.stream("default", "graph-rag", {"query": "Who acquired Corvid Analytics?",
+                                                                       "collection": "unprocessed"})]
+        focus, exploration = step(events, "focus"), step(events, "exploration")
+        for empty in (exploration, focus):
+            assert TG + "NothingFound" in objects(empty, RDF_TYPE)
+            assert any(c.startswith("nothing found: ") for c in objects(empty, RDFS + "comment"))
+        assert objects(exploration, TG + "edgeCount") == ["0"] and not objects(focus, TG + "selectedEdge")
+
+        async def trace_stored():
+            found = (await api.flow_service("default", "triples", {"g": "urn:graph:retrieval", "limit": 100000,
+                                                                   "collection": "unprocessed"}))["response"]
+            return found if len({t["s"]["i"] for t in found}) >= 5 else None
+        stored = [Triple.model_validate(t) for t in await wait_until_async(trace_stored, what="the trace stored")]
+        report = await asyncio.to_thread(validate_trace, stored)
+        assert report.conforms, "\n".join(report.messages)
+        selected = Triple.model_validate({"s": {"t": "i", "i": focus["explain_id"]},
+                                          "p": {"t": "i", "i": TG + "selectedEdge"},
+                                          "o": {"t": "i", "i": "urn:trustgraph:prov:edge:x:0"}})
+        report = await asyncio.to_thread(validate_trace, [*stored, selected])
+        assert any("tg:NothingFound step selects no edge" in m for m in report.messages), report.messages

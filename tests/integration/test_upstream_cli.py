@@ -11,6 +11,9 @@ import re
 
 import pytest
 
+from tracegraph.cli.api import Api
+from tracegraph.cli.library_upload import add_document
+
 from support.ingest import CORPUS, ingest_stack, load_and_wait
 from support.upstream import needs_upstream, upstream
 
@@ -80,8 +83,12 @@ async def test_document_rag_asked_and_shown_by_upstream_cli(tmp_path):
 async def test_upstream_cli_sees_only_its_own_users_traces(tmp_path):
     tokens = tmp_path / "tokens"
     tokens.write_text("alice alice-token\nbob bob-token\n")
-    async with ingest_stack(tmp_path, gateway_tokens=tokens) as (_api, stack):
+    async with ingest_stack(tmp_path, gateway_tokens=tokens) as (api, stack):
         url = f"http://127.0.0.1:{stack['gateway'].port}/"
+        status, out, _ = await upstream("tg-invoke-graph-rag", "-u", url, "-t", "alice-token", "-q", QUESTION)
+        assert "unknown collection 'default'" in out  # alice has loaded nothing yet
+
+        await add_document(Api(api.url, "alice-token"), CORPUS / "helios-grid.md", collection="default")
         status, out, _ = await upstream("tg-invoke-graph-rag", "-u", url, "-t", "alice-token", "-q", QUESTION)
         assert status == 0 and "Exception" not in out, out
 

@@ -212,3 +212,57 @@ def test_passage_retrieval_terms_conform_and_broken_ones_are_reported():
     assert_reported(validate_trace(without(trace, selection, TG.chunk)), "ChunkSelection names exactly one chunk")
     edge = query.edge_selection_uri(SID, 0)
     assert_reported(validate_trace(replaced(trace, edge, TG.pprScore, literal("-1"))), "pprScore")
+
+
+def empty_traces() -> list[Triple]:
+    """A GraphRAG trace that found no edge and a Document RAG trace that retrieved no chunk, each
+    saying so (tg:NothingFound)."""
+    from tracegraph.base.provenance import docrag
+    question, grounding = docrag.question_uri(SID), docrag.step_uri("grounding", SID)
+    exploration, synthesis = docrag.step_uri("exploration", SID), docrag.step_uri("synthesis", SID)
+    return [
+        *query.question_triples(QUESTION, "Who founded Orbis Systems?", query.now()),
+        *query.grounding_triples(GROUNDING, QUESTION, ["Orbis Systems"], None, "offline"),
+        *query.exploration_triples(EXPLORATION, GROUNDING, 0, []),
+        *query.nothing_found_triples(EXPLORATION, "no edge near the question"),
+        *query.focus_triples(FOCUS, EXPLORATION, SID, [], None, "no edges to select from"),
+        *query.nothing_found_triples(FOCUS, "no edge was selected"),
+        *query.synthesis_triples(SYNTHESIS, FOCUS, None, None, "offline"),
+        *docrag.question_triples(question, "Who founded Orbis Systems?", query.now()),
+        *query.grounding_triples(grounding, question, ["Orbis Systems"], None, "offline"),
+        *docrag.exploration_triples(exploration, grounding, question, [], "no indexed chunks"),
+        *docrag.synthesis_triples(synthesis, exploration, "No documents found.", None, None, "no chunks retrieved"),
+    ]
+
+
+def test_empty_results_say_nothing_was_found_and_conform():
+    trace = empty_traces()
+    assert validate_trace(trace).conforms, validate_trace(trace).messages
+    exploration = f"urn:trustgraph:docrag:{SID}/exploration"
+    unmarked = [t for t in trace if not (t.s == iri(exploration) and t.o == TG.NothingFound)]
+    assert_reported(validate_trace(unmarked), "Document RAG Exploration of no chunks says so")
+    silent = [t for t in trace if not (t.s == iri(FOCUS) and t.p == RDFS.comment and "nothing" in t.o.value)]
+    assert_reported(validate_trace(silent), f"<{FOCUS}>", "starting \"nothing found\"")
+    selection = query.edge_selection_uri(SID, 0)
+    chosen = [Triple(s=iri(FOCUS), p=TG.selectedEdge, o=iri(selection), g=RETRIEVAL_GRAPH),
+              Triple(s=iri(selection), p=RDF.type, o=TG.EdgeSelection, g=RETRIEVAL_GRAPH),
+              Triple(s=iri(selection), p=TG.edge, o=quoted(FACT.s, FACT.p, FACT.o), g=RETRIEVAL_GRAPH)]
+    assert_reported(validate_trace([*trace, *chosen]), "tg:NothingFound step selects no edge")
+
+
+def test_agent_steps_with_upstreams_thought_and_observation_entities_conform():
+    from tracegraph.base.provenance import agent
+    question, step, final = agent.question_uri("s1"), agent.iteration_uri("s1", 1), agent.conclusion_uri("s1")
+    trace = [*agent.question_triples(question, "What is six times seven?", query.now()),
+             *agent.analysis_triples(step, question, agent.Analysis(1, "Use the calculator.", "calculator",
+                                                                    '{"expression": "6*7"}', "42")),
+             *agent.reflection_triples(step, thought_saved=True, observation_saved=False),
+             *agent.conclusion_triples(final, step, "42", agent.answer_document_uri("s1"), "final-answer")]
+    assert validate_trace(trace).conforms, validate_trace(trace).messages
+    thought, observation = agent.thought_uri(step), agent.observation_uri(step)
+    assert {t.o for t in trace if t.s == iri(thought) and t.p == RDF.type} >= {TG.Thought, TG.Reflection}
+    assert not [t for t in trace if t.s == iri(observation) and t.o == TG.Reflection]  # upstream would skip it
+    assert [t.o for t in trace if t.s == iri(thought) and t.p == TG.document] == [iri(thought)]
+    assert not [t for t in trace if t.s == iri(observation) and t.p == TG.document]
+    assert_reported(validate_trace(replaced(trace, observation, PROV.wasDerivedFrom, iri(question))),
+                    f"<{observation}>", "exactly one tg:Analysis")
