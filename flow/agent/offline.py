@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from tracegraph.base.retrieval.distinct_lines import distinct
 from tracegraph.base.retrieval.relations import content_stems
 from tracegraph.flow.agent.tool_config import ToolDefinition
 from tracegraph.flow.agent.tools import ToolResult
@@ -33,8 +34,6 @@ _HEADER = re.compile(r"^\s*Offline answer\b.*:\s*$")  # a RAG tool's offline hea
 _NOTHING = re.compile(r"\b(?:holds? no|no (?:related |relevant )?(?:facts|information|documents?|passages)\b|"
                       r"(?:do|does|did) not (?:contain|mention|say)|nothing (?:related|relevant))", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z]{3,}")
-_BULLET = re.compile(r"^\s*-\s+")
-_TITLE = re.compile(r"\s+\([^()]*\)\s*$")  # a quoted passage's "(document title)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +128,7 @@ def conclusion(asked: Sequence[Asked]) -> tuple[str, str, tuple[str, ...]]:
         parts = [a for a in usable if a.relevant] or usable[-1:]
     if not parts:
         return _nothing_found(asked), "nothing-found", notes
-    lines = _distinct([(i, line) for i, a in enumerate(parts) for line in _body(a.text).splitlines()])
+    lines = distinct([(i, line) for i, a in enumerate(parts) for line in _body(a.text).splitlines()])
     quoted = [(a, "\n".join(line for j, line in lines if j == i).strip()) for i, a in enumerate(parts)]
     quoted = [(a, kept) for a, kept in quoted if kept]  # left out: a part whose every line another says in full
     if len(quoted) == 1 and quoted[0][0].strong:
@@ -161,36 +160,4 @@ def _tidy(text: str) -> str:
     """An answer with the lines that repeat another line left out; its header kept."""
     lines = text.strip().splitlines()
     head = lines[:1] if len(lines) > 1 and _HEADER.match(lines[0]) else []
-    return "\n".join([*head, *(line for _, line in _distinct([(0, x) for x in lines[len(head):]]))])
-
-
-def _distinct(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
-    """(part, line) in order, without a line that repeats an earlier one, or whose words (three or more)
-    appear whole in a longer line: GraphRAG quotes both "X is a regional operator" and "X is defined as X
-    is a regional operator that …", and a graph fact is often a quoted passage, shortened. Runs of blank
-    lines become one.
-
-    >>> _distinct([(0, "- A b c."), (0, "- Q A b c d."), (0, ""), (0, ""), (1, '- "A b c." (doc)'), (1, "- Z.")])
-    [(0, '- Q A b c d.'), (0, ''), (1, '- Z.')]
-    """
-    keys = [_key(line) for _, line in lines]
-    kept: list[tuple[int, str]] = []
-    for i, (part, line) in enumerate(lines):
-        key = keys[i]
-        if not line.strip():
-            if kept and kept[-1][1].strip():
-                kept.append((part, ""))
-            continue
-        if key and key in keys[:i]:
-            continue
-        if len(key.split()) >= 3 and any(other != key and f" {key} " in f" {other} " for other in keys):
-            continue
-        kept.append((part, line))
-    while kept and not kept[-1][1].strip():
-        kept.pop()
-    return kept
-
-
-def _key(line: str) -> str:
-    text = _TITLE.sub("", _BULLET.sub("", line)).strip().strip("\"“”").rstrip(".!?;:").strip()
-    return " ".join(re.findall(r"[\w'-]+", text.lower()))
+    return "\n".join([*head, *(line for _, line in distinct([(0, x) for x in lines[len(head):]]))])

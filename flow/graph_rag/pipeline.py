@@ -19,6 +19,7 @@ from tracegraph.flow.graph_rag.focus import (
 )
 from tracegraph.base.provenance import passages as passages_trace
 from tracegraph.base.retrieval.names import question_names
+from tracegraph.base.retrieval.distinct_lines import distinct_texts
 from tracegraph.base.retrieval.passage_graph import PassageGraph, passage_graph_of
 from tracegraph.base.retrieval.ppr import PassageRanking, RankedPassage, rank_passages
 from tracegraph.base.stores.keyword import readable
@@ -342,7 +343,7 @@ class GraphRagPipeline:
                 return
         if facts:
             text = ("Offline answer (no LLM configured), quoting the knowledge graph's facts most related to the "
-                    "question:\n" + "\n".join(f"- {f.rstrip('.')}." for f in facts[:10]))
+                    "question:\n" + "\n".join(f"- {f.rstrip('.')}." for f in distinct_texts(facts[:10])))
         else:
             text = "Offline answer (no LLM configured): the knowledge graph holds no facts related to the question."
         yield Chunk(text, end_of_stream=True)

@@ -126,7 +126,8 @@ class GlobalAnswer(WholeAnswer):
         yield Explain(e_uri, [*prov.exploration_triples(e_uri, g_uri, 0, []),
                               prov.retrieval_triple(e_uri, PROV.wasGeneratedBy, IriTerm(iri=q_uri)),
                               *[prov.retrieval_triple(e_uri, RDFS.comment, prov.literal(n)) for n in notes],
-                              *trace.report_score_triples(e_uri, sid, scored[:TRACE_SCORES])])
+                              *trace.report_score_triples(e_uri, sid, scored[:TRACE_SCORES]),
+                              *([] if reports else prov.nothing_found_triples(e_uri, "the collection has no community reports"))])
 
         by_uri = {r.uri: r for r in reports}
         parents = await self.shelf.parents(self.p.scope, tools)
@@ -135,7 +136,9 @@ class GlobalAnswer(WholeAnswer):
         method = (f"reduce over the {len(kept)} best-scoring community report(s) of {len(scored)} (score ≥ "
                   f"{self.limits.floor}; a report whose community holds, or is held by, a kept one is passed over, as is the whole-collection community)")
         yield Explain(f_uri, [*prov.focus_triples(f_uri, e_uri, sid, [], None, method),
-                              *trace.report_selection_triples(f_uri, sid, kept)])
+                              *trace.report_selection_triples(f_uri, sid, kept),
+                              *([] if kept else prov.nothing_found_triples(
+                                  f_uri, f"no community report scored {self.limits.floor} or more"))])
 
         done = Synthesised()
         chosen = [by_uri[s.report] for s in kept]

@@ -127,7 +127,9 @@ class SearchPipeline(GraphRagPipeline):
                                    + f", then reranked by {self.reranker.name}")
         for index, (f, _) in enumerate(kept):
             focus += trace.selection_detail_triples(prov.edge_selection_uri(sid, index), f.score, list(f.ranks))
-        yield Explain(f_uri, [*focus, *trace.fusion_triples(f_uri, limits.rrf_k, self.reranker.name)])
+        yield Explain(f_uri, [*focus, *trace.fusion_triples(f_uri, limits.rrf_k, self.reranker.name),
+                              *([] if selected else prov.nothing_found_triples(
+                                  f_uri, "no strategy found a fact related to the question"))])
 
         done = Synthesised()
         async for chunk in self._synthesis(session, question, selected, streaming, done):

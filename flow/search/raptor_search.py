@@ -81,7 +81,8 @@ class RaptorAnswer(WholeAnswer):
         yield Explain(e_uri, [*prov.exploration_triples(e_uri, g_uri, 0, []),
                               prov.retrieval_triple(e_uri, PROV.wasGeneratedBy, IriTerm(iri=q_uri)),
                               prov.retrieval_triple(e_uri, RDFS.comment, literal(note)),
-                              *trace.tree_visit_triples(e_uri, sid, visits, limits.threshold)])
+                              *trace.tree_visit_triples(e_uri, sid, visits, limits.threshold),
+                              *([] if tree.nodes else prov.nothing_found_triples(e_uri, "the collection has no RAPTOR tree"))])
 
         summaries = sorted((v for v in visits if v.expanded), key=lambda v: (v.level, -v.score))[: limits.summaries]
         passages = await self._passages(list(walked.candidate_chunks), query, vector)
@@ -90,7 +91,9 @@ class RaptorAnswer(WholeAnswer):
                   f"most similar to the question among those under expanded branches and the nearest by vector search")
         yield Explain(f_uri, [*prov.focus_triples(f_uri, e_uri, sid, [], None, method),
                               *trace.node_selection_triples(f_uri, sid, summaries),
-                              *trace.chunk_selection_triples(f_uri, sid, [(c.uri, s, why) for c, s, why in passages])])
+                              *trace.chunk_selection_triples(f_uri, sid, [(c.uri, s, why) for c, s, why in passages]),
+                              *([] if summaries or passages else prov.nothing_found_triples(
+                                  f_uri, "no summary or passage related to the question"))])
 
         done = Synthesised()
         texts = [tree.nodes[v.node].summary for v in summaries]

@@ -50,9 +50,17 @@ async def test_users_see_only_their_own_collections_and_traces(tmp_path):
         assert count["bindings"][0]["n"]["v"] == "0"
         with pytest.raises(RemoteError, match="not-found|no document"):
             await bob.request("librarian", {"operation": "get-document-content", "document-id": document})
+        # Asking it, bob is told his own "research" does not exist; nothing of hers answers him.
+        async with SocketClient(url, token="bob-token") as socket:
+            with pytest.raises(RemoteError, match="unknown-collection"):
+                [r async for r in socket.stream("graph-rag", QUESTION, flow="default")]
+        with pytest.raises(RemoteError, match="unknown-collection"):
+            await bob.request("search", {"query": "What are the top risks?", "collection": "research", "global": True})
+        # Once he loads a document of his own there, his answers come from it alone.
+        own = await load_and_wait(bob, CORPUS / "corvid-analytics.md", collection="research")
         async with SocketClient(url, token="bob-token") as socket:
             theirs = [r async for r in socket.stream("graph-rag", QUESTION, flow="default")]
-        assert not theirs[-1].get("sources")
+        assert {s["uri"] for s in theirs[-1].get("sources") or []} <= {own}
 
         # Naming alice explicitly is refused, in the body or in the nested metadata.
         for body in ({"operation": "list-documents", "user": "alice"},
@@ -66,18 +74,20 @@ async def test_users_see_only_their_own_collections_and_traces(tmp_path):
         assert await wait_until_async(lambda: questions(bob), what="bob's stored trace") == [theirs[0]["explain_id"]]
         assert await questions(alice) == [question]
 
-        # Communities and the RAPTOR tree are alice's too: bob's status is empty, his global answer finds no
-        # report, and he cannot ask for hers by name.
+        # Communities and the RAPTOR tree are per user too: bob's come from his document only, his global
+        # answer never cites hers, and he cannot ask for hers by name.
         async def reports(api: Api) -> int:
             found = await api.flow_service("default", "community", {"operation": "status", "collection": "research"})
             return found["counts"].get("reports", 0)
         assert await wait_until_async(lambda: reports(alice), timeout=30, what="alice's community reports")
-        assert await reports(bob) == 0
-        tree = await bob.flow_service("default", "raptor", {"operation": "status", "collection": "research"})
-        assert not any(tree["counts"].values())
+        assert await wait_until_async(lambda: reports(bob), timeout=30, what="bob's community reports")
+        strangers = ("ASK { GRAPH <urn:graph:community> { ?c <https://trustgraph.ai/ns/member> ?e } "
+                     "FILTER NOT EXISTS { { ?e ?p ?o } UNION { ?s ?q ?e } } }")
+        assert (await bob.flow_service("default", "sparql", {"collection": "research", "query": strangers}))[
+            "boolean"] is False, "bob's communities hold only entities of his own graph"
         answer = await bob.request("search", {"query": "What are the top risks?", "collection": "research",
                                               "global": True})
-        assert "no community report" in answer["response"] and not answer.get("sources")
+        assert document not in {s["uri"] for s in answer.get("sources") or []}
         with pytest.raises(RemoteError, match="access-denied"):
             await bob.flow_service("default", "community", {"operation": "rebuild", "collection": "research",
                                                             "user": "alice"})

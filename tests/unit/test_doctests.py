@@ -25,6 +25,7 @@ import tracegraph.flow.search.pipeline
 import tracegraph.base.retrieval.names
 import tracegraph.base.provenance.query
 import tracegraph.base.provenance.agent
+import tracegraph.base.retrieval.distinct_lines
 import tracegraph.base.retrieval.global_map
 import tracegraph.base.stores.keyword
 
@@ -39,7 +40,8 @@ import tracegraph.base.stores.keyword
                                     tracegraph.base.retrieval.router, tracegraph.flow.search.weights,
                                     tracegraph.flow.search.pipeline, tracegraph.base.retrieval.names,
                                     tracegraph.base.provenance.query, tracegraph.base.provenance.agent,
-                                    tracegraph.base.retrieval.global_map, tracegraph.base.stores.keyword])
+                                    tracegraph.base.retrieval.global_map, tracegraph.base.stores.keyword,
+                                    tracegraph.base.retrieval.distinct_lines])
 def test_doctests(module):
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
