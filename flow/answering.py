@@ -29,6 +29,7 @@ class AnsweringProcessor(FlowProcessor):
     explainability = Producer("explainability", Triples)
     completion = Client("text-completion", TextCompletionRequest, TextCompletionResponse)
     librarian = Client("librarian", LibrarianRequest, LibrarianResponse)
+    triples = Client("triples", TriplesQueryRequest, TriplesQueryResponse)
 
     async def explain(self, flow: Flow, req: Any, uri: str, triples: list[Triple]) -> dict[str, Any]:
         """Send one explain event to the explainability writer, for the request's user and collection;
@@ -44,10 +45,15 @@ class AnsweringProcessor(FlowProcessor):
             raise UnknownCollection(req.user, req.collection)
 
     async def collection_known(self, flow: Flow, user: str, collection: str) -> bool:
-        """Whether the librarian holds a document of the collection (added, whether processed or not)."""
-        reply = await flow[self.librarian].request(
+        """Anything stored in the collection's graphs (documents processed, triples imported, traces of
+        earlier questions): one indexed lookup. Else the librarian's records: a document not processed yet."""
+        reply = await flow[self.triples].request(TriplesQueryRequest(g=ALL_GRAPHS, limit=1, user=user,
+                                                                     collection=collection))
+        if reply.triples:
+            return True
+        listed = await flow[self.librarian].request(
             LibrarianRequest(operation="list-documents", user=user, collection=collection))
-        return bool(reply.document_metadatas)
+        return bool(listed.document_metadatas)
 
     async def rag_responses(self, flow: Flow, req: RagRequest, steps: AsyncIterator[Any], response: type[R],
                             stream_end: str = "chunk") -> AsyncIterator[R]:
@@ -72,15 +78,7 @@ class RagProcessor(AnsweringProcessor):
     """GraphRAG and Document RAG also embed the question and read the collection's graph (labels, titles)."""
 
     embeddings = Client("embeddings", EmbeddingsRequest, EmbeddingsResponse)
-    triples = Client("triples", TriplesQueryRequest, TriplesQueryResponse)
     sparql = Client("sparql", SparqlQueryRequest, SparqlQueryResponse)
-
-    async def collection_known(self, flow: Flow, user: str, collection: str) -> bool:
-        """Anything stored in the collection's graphs (documents processed, triples imported, traces of
-        earlier questions): one indexed lookup. Else the librarian's records: a document not processed yet."""
-        reply = await flow[self.triples].request(TriplesQueryRequest(g=ALL_GRAPHS, limit=1, user=user,
-                                                                     collection=collection))
-        return bool(reply.triples) or await super().collection_known(flow, user, collection)
 
 
 def explain_fields(uri: str, triples: list[Triple], graph: str | None = None) -> dict[str, Any]:
