@@ -14,8 +14,9 @@ def main(argv: list[str] | None = None) -> int:
     shown = p.add_mutually_exclusive_group()
     shown.add_argument("--answers", dest="types", action="store_const", const={"answer"}, default={"source"},
                        help="list the stored answers (GraphRAG, Document RAG, search and agent) instead")
-    shown.add_argument("--all", dest="types", action="store_const", const={"source", "answer"},
-                       help="list source documents and stored answers, with a type column")
+    shown.add_argument("--all", dest="types", action="store_const", const={"source", "answer", "explain-text"},
+                       help="list every library document, with a type column: sources, stored answers, and "
+                            "the agent's step texts (explain-text: thoughts and observations its traces point at)")
     args = p.parse_args(argv)
 
     async def body(api: Api) -> None:
@@ -25,7 +26,8 @@ def main(argv: list[str] | None = None) -> int:
         rows = [[d["id"], d["kind"], f"{d.get('size', 0):,}", d.get("title", ""), d.get("collection", ""),
                  *([d.get("document-type", "source")] if typed else [])] for d in listed]
         headers = ["id", "kind", "bytes", "title", "collection", *(["type"] if typed else [])]
-        what = " or ".join(sorted({"source": "documents", "answer": "stored answers"}[t] for t in args.types))
+        what = " or ".join(sorted({"source": "documents", "answer": "stored answers",
+                                   "explain-text": "agent step texts"}[t] for t in args.types))
         print(table(rows, headers) if rows else f"no {what}")
 
     return run("tg-show-library-documents", args, body)

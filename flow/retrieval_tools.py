@@ -161,13 +161,13 @@ class BusRetrievalTools:
         except RemoteError as exc:
             raise (LlmUnavailable(exc.message) if exc.type == "llm-unavailable" else exc) from None
 
-    async def save_answer(self, document_id: str, title: str, text: str) -> bool:
+    async def save_answer(self, document_id: str, title: str, text: str, document_type: str = "answer") -> bool:
         try:
             await self.flow[self.p.librarian].request(LibrarianRequest(
                 operation="add-document", user=self.user, collection=self.collection,
                 content=base64.b64encode(text.encode()).decode(),
                 document_metadata=DocumentMetadata(id=document_id, kind="text/plain", title=title,
-                                                   document_type="answer", collection=self.collection)))
+                                                   document_type=document_type, collection=self.collection)))
             return True
         except TraceGraphError:
             return False  # the trace then has no tg:document, as upstream does

@@ -107,6 +107,6 @@ class LocalRetrievalTools:
         yield done.text
         yield done
 
-    async def save_answer(self, document_id: str, title: str, text: str) -> bool:
+    async def save_answer(self, document_id: str, title: str, text: str, document_type: str = "answer") -> bool:
         self.saved[document_id] = text
         return True

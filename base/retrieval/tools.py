@@ -75,6 +75,6 @@ class RetrievalTools(Protocol):
         """Text pieces, then one Completion with token counts."""
         ...
 
-    async def save_answer(self, document_id: str, title: str, text: str) -> bool:
+    async def save_answer(self, document_id: str, title: str, text: str, document_type: str = "answer") -> bool:
         """Keep the answer in the librarian; False if it could not be stored."""
         ...

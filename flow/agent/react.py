@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MAX_ITERATIONS = 6
 
+STEP_TEXT = "explain-text"  # a library document holding a step's thought or observation, not an answer
+
 
 @dataclass(frozen=True, slots=True)
 class Say:
@@ -59,9 +61,9 @@ class AgentServices(Protocol):
         """The tool's relayed explain events, then its result; raises if the tool fails."""
         ...
 
-    async def save_answer(self, document_id: str, title: str, text: str) -> bool:
-        """Keep a text (the answer, a step's thought or observation) in the librarian; False if it could
-        not be stored."""
+    async def save_answer(self, document_id: str, title: str, text: str, document_type: str = "answer") -> bool:
+        """Keep a text (the answer, or a step's thought or observation: `document_type` "explain-text") in
+        the librarian; False if it could not be stored."""
         ...
 
 
@@ -204,7 +206,7 @@ class ReactAgent:
         (under their entities' IRIs); whether each was stored."""
         async def keep(document: str, kind: str, text: str) -> bool:
             return bool(self.explain and text) and await self.services.save_answer(
-                document, f"Agent {kind} (step {step}): {s.question[:50]}", text)
+                document, f"Agent {kind} (step {step}): {s.question[:50]}", text, document_type=STEP_TEXT)
 
         thought_saved, observation_saved = await asyncio.gather(
             keep(prov.thought_uri(uri), "Thought", thought),

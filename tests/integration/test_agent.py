@@ -168,6 +168,7 @@ async def test_two_iterations_relay_the_graph_rag_trace_and_one_query_walks_to_t
                 assert objects(entity, TG_NS + "document") == [node]
                 saved = await api.request("librarian", {"operation": "get-document-content", "document-id": node})
                 assert base64.b64decode(saved["content"]).decode() == text
+                assert saved["document-metadata"]["document-type"] == "explain-text", "not listed as an answer"
             assert await stored(api, sub_question), "GraphRAG stored its own trace"
 
             result = await api.flow_service("default", "sparql",

@@ -123,7 +123,7 @@ class StoreTools:
             yield word + " "
         yield Completion(text, "scripted", in_token=20, out_token=8)
 
-    async def save_answer(self, document_id: str, title: str, text: str) -> bool:
+    async def save_answer(self, document_id: str, title: str, text: str, document_type: str = "answer") -> bool:
         self.saved[document_id] = text
         return True
 

@@ -97,7 +97,7 @@ class FakeServices:
     def run_tool(self, tool, arguments, parent_uri):
         return self.runner.run(tool, arguments, parent_uri)
 
-    async def save_answer(self, document_id: str, title: str, text: str) -> bool:
+    async def save_answer(self, document_id: str, title: str, text: str, document_type: str = "answer") -> bool:
         self.saved[document_id] = (title, text)
         return True
 
