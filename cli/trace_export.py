@@ -1,7 +1,8 @@
 """What `tg-export-explain-trace` writes beside a trace so that the export audits on its own: each quoted
 edge as a fact, with the subgraphs that contain it and their chunk → page → document records; each chunk
 an answer used, with its records; each community report a global answer kept, with its community, the
-detection run and the facts it summarises (and their provenance). Read with pattern queries of the
+detection run and the facts it summarises (and their provenance); each RAPTOR summary an answer kept,
+with the build that wrote it. Read with pattern queries of the
 triples service, which every store engine answers."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import asyncio
 import json
 
 from tracegraph.cli.api import Api
-from tracegraph.cli.explain_render import COMMUNITY, PROV, SOURCE, TG, objects
+from tracegraph.cli.explain_render import COMMUNITY, PROV, RAPTOR, SOURCE, TG, objects
 
 # A record's links to the records it needs to be valid and to be followed: up the derivation chain, to
 # the activity that generated it and the agent that ran it, and from a report to its community.
@@ -29,6 +30,12 @@ def used_chunks(trace: list[dict]) -> list[str]:
     """The chunks a Document RAG Exploration kept (tg:selectedChunk) or a ChunkSelection names (tg:chunk)."""
     return [t["o"]["i"] for t in trace
             if t["p"].get("i") in (TG + "selectedChunk", TG + "chunk") and t["o"].get("t") == "i"]
+
+
+def kept_nodes(trace: list[dict]) -> list[str]:
+    """The RAPTOR summaries an answer's Focus kept (tg:selectedNode → tg:node)."""
+    selections = [t["o"]["i"] for t in trace if t["p"].get("i") == TG + "selectedNode" and t["o"].get("t") == "i"]
+    return [n["i"] for s in selections for n in objects(trace, s, TG + "node") if n.get("t") == "i"]
 
 
 def kept_reports(trace: list[dict]) -> list[str]:
@@ -60,6 +67,8 @@ class ProvenanceWalk:
                     and t["p"].get("i") == PROV + "wasDerivedFrom" and t["o"].get("t") == "t"]
         await asyncio.gather(*(self.edge(e) for e in [*quoted_edges(trace), *reported]))
         await self.records(used_chunks(trace), SOURCE)
+        # A kept summary with the build that wrote it; its children stay out (the overview's are the whole tree).
+        await self.records(kept_nodes(trace), RAPTOR, follow=frozenset({PROV + "wasGeneratedBy"}))
 
     async def edge(self, edge: dict) -> None:
         """The fact itself (default graph), and the records of each subgraph that contains it."""
@@ -74,8 +83,8 @@ class ProvenanceWalk:
         self.found += facts
         await self.records([h["s"]["i"] for h in holders if h["s"].get("t") == "i"], SOURCE)
 
-    async def records(self, nodes: list[str], graph: str) -> None:
-        """Each node's triples in `graph` and, breadth first, those of the nodes they link to (FOLLOWED).
+    async def records(self, nodes: list[str], graph: str, follow: frozenset[str] = FOLLOWED) -> None:
+        """Each node's triples in `graph` and, breadth first, those of the nodes they link to (`follow`).
         A node the graph says nothing about is a document, described in the default graph."""
         pending = sorted({n for n in nodes if (graph, n) not in self._visited})
         while pending:
@@ -85,7 +94,7 @@ class ProvenanceWalk:
                                                for n, record in zip(pending, found) if not record))
             self.found += [t for record in [*found, *described] for t in record]
             linked = {t["o"]["i"] for record in found for t in record
-                      if t["p"].get("i") in FOLLOWED and t["o"].get("t") == "i"}
+                      if t["p"].get("i") in follow and t["o"].get("t") == "i"}
             pending = sorted(n for n in linked if (graph, n) not in self._visited)
 
 

@@ -182,6 +182,14 @@ async def test_communities_reports_tree_and_global_traces_pass_the_shapes(stack)
     code, out, err = await tg_async("tg-show-explain-trace", "-u", api.url, listed["RAPTOR"])
     assert code == 0, err
     assert "Tree walk" in out and "Chunk:" in out
+    from tracegraph.base.provenance.shacl import validate_nquads
+
+    code, exported, err = await tg_async("tg-export-explain-trace", "-u", api.url, listed["RAPTOR"], "--format",
+                                         "nquads")
+    assert code == 0, err
+    assert "urn:graph:raptor" in exported and TG + "RaptorBuild" in exported, "the kept summaries come along"
+    alone = await asyncio.to_thread(validate_nquads, exported)
+    assert alone.conforms, "\n".join(alone.messages)
     everything = (await api.flow_service("default", "triples", {"g": "*", "limit": 200000}))["response"]
     triples = [Triple.model_validate(t) for t in everything]
     assert any(t.g == "urn:graph:community" for t in triples) and any(t.g == "urn:graph:raptor" for t in triples)
