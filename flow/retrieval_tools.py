@@ -18,7 +18,7 @@ from tracegraph.base.retrieval.tools import RetrievedChunk
 from tracegraph.base.specs import Client, Consumer
 from tracegraph.flow.answering import RagProcessor
 from tracegraph.schemas.embeddings import (
-    EmbeddingsRequest, PassageKeywordRequest, PassageKeywordResponse, VectorQueryRequest, VectorQueryResponse,
+    MAX_VECTOR_IDS, EmbeddingsRequest, PassageKeywordRequest, PassageKeywordResponse, VectorQueryRequest, VectorQueryResponse,
 )
 from tracegraph.schemas.library import DocumentMetadata, LibrarianRequest
 from tracegraph.schemas.llm import TextCompletionRequest
@@ -97,10 +97,13 @@ class BusRetrievalTools:
                                                      collection=self.collection))
 
     async def chunks(self, uris: Sequence[str]) -> list[RetrievedChunk]:
-        if not uris:
-            return []
-        return await self._chunks(VectorQueryRequest(ids=list(uris), limit=len(uris), user=self.user,
-                                                     collection=self.collection))
+        """In requests of at most MAX_VECTOR_IDS ids, the most one request may name."""
+        found: list[RetrievedChunk] = []
+        for start in range(0, len(uris), MAX_VECTOR_IDS):
+            part = list(uris[start:start + MAX_VECTOR_IDS])
+            found += await self._chunks(VectorQueryRequest(ids=part, limit=len(part), user=self.user,
+                                                           collection=self.collection))
+        return found
 
     async def _chunks(self, req: VectorQueryRequest) -> list[RetrievedChunk]:
         reply = await self.flow[self.p.document_embeddings].request(req)

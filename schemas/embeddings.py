@@ -24,6 +24,9 @@ class EmbeddingsResponse(ServiceResponse):
     end_of_stream: bool = False
 
 
+MAX_VECTOR_IDS = 1000  # ids one vector query may look up
+
+
 class VectorQueryRequest(Message):
     """Nearest entities (graph embeddings) or chunks (document embeddings) to a vector; or, with
     `ids`, those items themselves (score 0), e.g. the text of passages a graph walk reached."""
@@ -31,7 +34,7 @@ class VectorQueryRequest(Message):
     schema_name: ClassVar[str] = "vector-query-request"
 
     vector: list[float] = []
-    ids: list[str] = Field([], max_length=1000)
+    ids: list[str] = Field([], max_length=MAX_VECTOR_IDS)
     limit: int = Field(10, ge=1, le=1000)
     user: str = "default"
     collection: str = "default"

@@ -30,7 +30,6 @@ class StoredReport:
     uri: str
     community: str
     level: int
-    parent: str | None
     title: str
     summary: str
     rating: float

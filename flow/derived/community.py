@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 
 from tracegraph.base.communities import reports as rp
@@ -21,13 +20,15 @@ from tracegraph.base.communities.detect import (
 )
 from tracegraph.base.communities.graph import FactGraph, fact_graph
 from tracegraph.base.communities.rdf import (
-    community_triples, detection_triples, graph_fingerprint, read_hierarchy, report_triples, report_uri,
+    community_triples, detection_triples, detection_uri, graph_fingerprint, read_hierarchy, report_triples,
+    report_uri,
 )
 from tracegraph.base.errors import LlmUnavailable
 from tracegraph.base.provenance.query import now
-from tracegraph.base.provenance.vocab import RDF, TG
 from tracegraph.base.stores.protocol import COMMUNITY_GRAPH
-from tracegraph.flow.derived.maintainer import MAX_ROWS, Changes, DerivedIndexProcessor, Scope, runs_of
+from tracegraph.flow.derived.maintainer import (
+    MAX_ROWS, Changes, DerivedIndexProcessor, Scope, runs_of, summary_methods,
+)
 from tracegraph.schemas.rdf import Triple
 from tracegraph.schemas.search import GraphUpdate
 
@@ -42,11 +43,11 @@ class CommunityState:
 
     hierarchy: Hierarchy | None = None
     run_of: dict[str, str] = field(default_factory=dict)  # community or report IRI -> the detection run that wrote it
-    reports: int = 0
 
 
-def run_uri() -> str:
-    return f"urn:trustgraph:community-detection:{uuid.uuid4()}"
+def records(community: Community) -> tuple[str, ...]:
+    """The IRIs a community's rewrite stores: its own, and its report's when it has one."""
+    return (community.id, report_uri(community.id)) if rp.needs_report(community) else (community.id,)
 
 
 class CommunityProcessor(DerivedIndexProcessor):
@@ -76,20 +77,21 @@ class CommunityProcessor(DerivedIndexProcessor):
         rewrite = rewritten(state.hierarchy, result.hierarchy)
         renewed = list(result.added)
         reports = await self._reports(tools, scope, graph, [c for c in renewed if rp.needs_report(c)])
-        run = run_uri()
+        fingerprint = graph_fingerprint(facts)
+        run = detection_uri(fingerprint, started)
         gone = {*(c.id for c in result.removed), *(report_uri(c.id) for c in result.removed)}
         run_of = {node: by for node, by in state.run_of.items() if node not in gone}
-        run_of.update({node: run for c in rewrite for node in (c.id, *([report_uri(c.id)] if c in renewed else []))})
+        run_of.update({c.id: run for c in rewrite})
+        run_of.update({node: run for c in renewed for node in records(c)})
         stale_runs = set(state.run_of.values()) - set(run_of.values())
         add = [*detection_triples(run, self.params, "incremental", started, now(), graph.fact_count,
-                                  len(graph.entities), graph_fingerprint(facts), _modularity(graph, result.hierarchy)),
+                                  len(graph.entities), fingerprint, _modularity(graph, result.hierarchy)),
                *[t for c in rewrite for t in community_triples(c, run)],
                *[t for report, vector in reports for t in report_triples(report, run, vector)]]
         drop = [*[c.id for c in result.removed], *[report_uri(c.id) for c in result.removed],
                 *[c.id for c in rewrite], *[report_uri(c.id) for c in renewed], *stale_runs]
         await self.save(tools, drop=drop, add=add)
-        self.states[scope] = CommunityState(result.hierarchy, run_of,
-                                            _reported(result.hierarchy))
+        self.states[scope] = CommunityState(result.hierarchy, run_of)
         log.info("community: %s/%s: %d communities re-detected, %d new, %d gone", *scope,
                  len(result.affected_level0_ids), len(renewed), len(result.removed))
         return "incremental"
@@ -111,14 +113,14 @@ class CommunityProcessor(DerivedIndexProcessor):
         for start in range(0, len(reported), 200):
             reports += await self._reports(tools, scope, graph, reported[start:start + 200])
             yield f"wrote {len(reports):,} of {len(reported):,} community reports"
-        run = run_uri()
+        fingerprint = graph_fingerprint(facts)
+        run = detection_uri(fingerprint, started)
         add = [*detection_triples(run, self.params, "full", started, now(), graph.fact_count, len(graph.entities),
-                                  graph_fingerprint(facts), _modularity(graph, hierarchy)),
+                                  fingerprint, _modularity(graph, hierarchy)),
                *[t for c in everything for t in community_triples(c, run)],
                *[t for report, vector in reports for t in report_triples(report, run, vector)]]
         await self.save(tools, drop_all=True, add=add)
-        written = [node for c in everything for node in (c.id, report_uri(c.id))]
-        self.states[scope] = CommunityState(hierarchy, dict.fromkeys(written, run), len(reports))
+        self.states[scope] = CommunityState(hierarchy, dict.fromkeys([n for c in everything for n in records(c)], run))
         yield f"stored {len(add):,} triples in {COMMUNITY_GRAPH}"
 
     async def _reports(self, tools, scope: Scope, graph: FactGraph, communities: Sequence[Community]):
@@ -140,7 +142,7 @@ class CommunityProcessor(DerivedIndexProcessor):
             return written or offline
 
         reports = list(await asyncio.gather(*(one(c) for c in communities)))
-        self.runs[scope].method = _methods(r.method for r in reports) or self.runs[scope].method
+        self.runs[scope].method = summary_methods(r.method for r in reports) or self.runs[scope].method
         vectors = await tools.embed([f"{r.title}. {r.summary}" for r in reports]) if reports else []
         return list(zip(reports, vectors))
 
@@ -149,26 +151,15 @@ class CommunityProcessor(DerivedIndexProcessor):
         if scope not in self.states:
             stored = await self.stored(tools)
             hierarchy = read_hierarchy(stored, self.params)
-            run_of = runs_of(stored, RECORD_PREFIX)
-            reports = sum(1 for t in stored if t.p == RDF.type and t.o == TG.CommunityReport)
-            self.states[scope] = CommunityState(hierarchy if hierarchy.levels else None, run_of, reports)
+            self.states[scope] = CommunityState(hierarchy if hierarchy.levels else None, runs_of(stored, RECORD_PREFIX))
         return self.states[scope]
 
     async def counts(self, tools, scope: Scope) -> dict[str, int]:
         state = await self._state(tools, scope)
         levels = state.hierarchy.levels if state.hierarchy else []
-        return {**{f"communities-level-{i}": len(level) for i, level in enumerate(levels)}, "reports": state.reports}
-
-
-def _reported(hierarchy: Hierarchy) -> int:
-    return sum(1 for c in hierarchy.communities() if rp.needs_report(c))
+        reports = sum(1 for level in levels for c in level if rp.needs_report(c))
+        return {**{f"communities-level-{i}": len(level) for i, level in enumerate(levels)}, "reports": reports}
 
 
 def _modularity(graph: FactGraph, hierarchy: Hierarchy) -> float | None:
     return round(modularity(graph, hierarchy, 0), 4) if hierarchy.levels else None
-
-
-def _methods(methods: Iterable[str]) -> str | None:
-    """How a batch of reports was written, in one phrase."""
-    kinds = sorted({m if m.startswith("LLM") else "offline (extractive)" for m in methods})
-    return " and ".join(kinds) or None

@@ -188,3 +188,9 @@ def runs_of(stored: Iterable[Triple], prefix: str) -> dict[str, str]:
     no node points at any more is dropped with the nodes' rewrite, so run records do not pile up."""
     return {t.s.iri: t.o.iri for t in stored
             if t.p == PROV.wasGeneratedBy and isinstance(t.o, IriTerm) and getattr(t.s, "iri", "").startswith(prefix)}
+
+
+def summary_methods(methods: Iterable[str]) -> str | None:
+    """How a batch of reports or tree summaries was written, in one phrase for the status answer."""
+    kinds = sorted({m if m.startswith("LLM") else "offline (extractive)" for m in methods})
+    return " and ".join(kinds) or None

@@ -22,14 +22,15 @@ from tracegraph.base.errors import TransientError
 from tracegraph.base.flow import Flow
 from tracegraph.base.specs import Client, Consumer
 from tracegraph.base.stores.protocol import RAPTOR_GRAPH
-from tracegraph.flow.derived.maintainer import MAX_ROWS, Changes, DerivedIndexProcessor, Scope, runs_of
+from tracegraph.flow.derived.maintainer import (
+    MAX_ROWS, Changes, DerivedIndexProcessor, Scope, runs_of, summary_methods,
+)
 from tracegraph.schemas.embeddings import VectorQueryRequest, VectorQueryResponse
 from tracegraph.schemas.ingest import TextChunk
 from tracegraph.schemas.search import GraphUpdate
 
 log = logging.getLogger(__name__)
 NODE_PREFIX = "urn:trustgraph:raptor:"
-FETCH = 1000  # chunk texts per request to the vector store
 
 
 def build_uri() -> str:
@@ -101,7 +102,7 @@ class RaptorProcessor(DerivedIndexProcessor):
                *tree_triples(tree, build, changed)]
         await self.save(tools, drop=[*changed, *removed, *stale], add=add)
         self.trees[scope] = (tree, built_by)
-        self.runs[scope].method = _method(tree, changed)
+        self.runs[scope].method = summary_methods(tree.nodes[n].method for n in changed if n in tree.nodes)
         log.info("raptor: %s/%s: %d passage(s) added, %d removed; %d node(s) rewritten, %d dropped", *scope,
                  len(arrived), len(left), len(changed), len(removed))
 
@@ -124,7 +125,7 @@ class RaptorProcessor(DerivedIndexProcessor):
         add = [*build_triples(build, self.params, "full", started, now(), len(passages)), *tree_triples(tree, build)]
         await self.save(tools, drop_all=True, add=add)
         self.trees[scope] = (tree, {n: build for n in tree.nodes})
-        self.runs[scope].method = _method(tree, tree.nodes)
+        self.runs[scope].method = summary_methods(node.method for node in tree.nodes.values())
         yield f"stored {len(add):,} triples in {RAPTOR_GRAPH}"
 
     async def _tree(self, tools, scope: Scope) -> tuple[rt.Tree, dict[str, str]]:
@@ -140,9 +141,7 @@ class RaptorProcessor(DerivedIndexProcessor):
 
     async def _passages(self, tools, uris: Sequence[str]) -> list[rt.Passage]:
         """Passages whose text the vector store holds, embedded."""
-        found = []
-        for start in range(0, len(uris), FETCH):
-            found += [c for c in await tools.chunks(list(uris[start:start + FETCH])) if c.text]
+        found = [c for c in await tools.chunks(uris) if c.text]
         return await self._embedded(tools, [(c.uri, c.text, c.document) for c in found])
 
     async def _embedded(self, tools, items: Sequence[TextChunk | tuple[str, str, str | None]]) -> list[rt.Passage]:
@@ -159,7 +158,3 @@ class RaptorProcessor(DerivedIndexProcessor):
         return {**{f"tree-level-{level}": len(ids) for level, ids in tree.levels.items()},
                 "passages": sum(tree.nodes[i].passage_count for i in tree.levels.get(1, []))}
 
-
-def _method(tree: rt.Tree, nodes) -> str | None:
-    kinds = sorted({tree.nodes[n].method.split(" —")[0] for n in nodes if n in tree.nodes})
-    return " and ".join(kinds) or None

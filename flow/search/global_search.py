@@ -11,7 +11,6 @@ from: each kept report is derived from facts, and those facts from chunks of doc
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
@@ -27,17 +26,16 @@ from tracegraph.base.retrieval.confidence import ConfidenceBlock
 from tracegraph.base.stores.protocol import COMMUNITY_GRAPH, SOURCE_GRAPH
 from tracegraph.base.provenance.vectors import decode_vector
 from tracegraph.flow.graph_rag.pipeline import Chunk, Explain, Synthesised
-from tracegraph.flow.search.results import EvidenceItem, SearchFinished, WholeAnswer, synthesis_step
+from tracegraph.flow.search.results import EvidenceItem, SearchFinished, Shelf, WholeAnswer, synthesis_step
 from tracegraph.schemas.rdf import IriTerm, LiteralTerm, TripleTerm
 
 MAX_REPORTS = 100_000
 TRACE_SCORES = 50  # report scores the Exploration records (all are counted)
 
-REPORTS_QUERY = f"""SELECT ?r ?c ?level ?parent ?title ?summary ?rating ?method ?vector WHERE {{ GRAPH <{COMMUNITY_GRAPH}> {{
+REPORTS_QUERY = f"""SELECT ?r ?c ?level ?title ?summary ?rating ?method ?vector WHERE {{ GRAPH <{COMMUNITY_GRAPH}> {{
   ?r a <{TG.CommunityReport.iri}> ; <{TG.reportOf.iri}> ?c ; <{RDFS.label.iri}> ?title ;
      <{TG.summary.iri}> ?summary ; <{TG.method.iri}> ?method .
   ?c <{TG.level.iri}> ?level .
-  OPTIONAL {{ ?c <{TG.parentCommunity.iri}> ?parent }}
   OPTIONAL {{ ?r <{TG.rating.iri}> ?rating }} OPTIONAL {{ ?r <{TG.embedding.iri}> ?vector }} }} }}"""
 
 
@@ -65,41 +63,28 @@ class GlobalLimits:
     floor: float = 0.05  # reports scoring below are never kept
 
 
-class ReportShelf:
-    """Each collection's reports and community hierarchy, read once and kept `max_age` seconds: the
-    community processor rewrites them only when the graph changed, and reading thousands costs a
-    query and decoding."""
-
-    def __init__(self, max_age: float = 15.0) -> None:
-        self.max_age = max_age
-        self._held: dict[tuple[str, str], tuple[float, list[gm.StoredReport], dict[str, str]]] = {}
+class ReportShelf(Shelf[tuple[list[gm.StoredReport], dict[str, str]]]):
+    """Each collection's reports, and its community hierarchy (community -> parent, for every
+    community: those without a report of their own too)."""
 
     async def reports(self, scope: tuple[str, str], tools) -> list[gm.StoredReport]:
-        return (await self._read(scope, tools))[0]
+        return (await self.held(scope, tools))[0]
 
     async def parents(self, scope: tuple[str, str], tools) -> dict[str, str]:
-        """Community -> its parent, for every community (those without a report of their own too)."""
-        return (await self._read(scope, tools))[1]
+        return (await self.held(scope, tools))[1]
 
-    async def _read(self, scope: tuple[str, str], tools) -> tuple[list[gm.StoredReport], dict[str, str]]:
-        held = self._held.get(scope)
-        if held and time.monotonic() - held[0] < self.max_age:
-            return held[1], held[2]
-        reports = await read_reports(tools)
+    async def read(self, tools) -> tuple[list[gm.StoredReport], dict[str, str]]:
         rows = (await tools.sparql(PARENTS_QUERY, limit=MAX_REPORTS * 4, timeout=60)).bindings
-        parents = {row["c"].iri: row["p"].iri for row in rows}
-        self._held[scope] = (time.monotonic(), reports, parents)
-        return reports, parents
+        return await read_reports(tools), {row["c"].iri: row["p"].iri for row in rows}
 
 
 async def read_reports(tools) -> list[gm.StoredReport]:
     result = await tools.sparql(REPORTS_QUERY, limit=MAX_REPORTS, timeout=60)
     reports = []
     for row in result.bindings:
-        vector, rating, parent = row.get("vector"), row.get("rating"), row.get("parent")
+        vector, rating = row.get("vector"), row.get("rating")
         reports.append(gm.StoredReport(
-            uri=row["r"].iri, community=row["c"].iri, level=int(row["level"].value),
-            parent=parent.iri if isinstance(parent, IriTerm) else None, title=row["title"].value,
+            uri=row["r"].iri, community=row["c"].iri, level=int(row["level"].value), title=row["title"].value,
             summary=row["summary"].value, rating=float(rating.value) if isinstance(rating, LiteralTerm) else 0.0,
             method=row["method"].value, vector=decode_vector(vector.value) if isinstance(vector, LiteralTerm) else None))
     return reports

@@ -9,7 +9,6 @@ children down to chunks, and each chunk resolves through urn:graph:source to its
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 
@@ -25,7 +24,7 @@ from tracegraph.base.retrieval.global_map import lead
 from tracegraph.base.retrieval.titles import document_titles
 from tracegraph.base.stores.protocol import RAPTOR_GRAPH
 from tracegraph.flow.graph_rag.pipeline import Chunk, Explain, Synthesised
-from tracegraph.flow.search.results import SearchFinished, WholeAnswer, synthesis_step
+from tracegraph.flow.search.results import SearchFinished, Shelf, WholeAnswer, synthesis_step
 from tracegraph.schemas.rdf import IriTerm, literal
 
 MAX_ROWS = 1_000_000
@@ -42,21 +41,14 @@ class RaptorLimits:
     summaries: int = 3  # summaries kept for the answer
 
 
-class TreeShelf:
-    """Each collection's tree, read once and kept `max_age` seconds (the raptor processor rewrites it
-    only when passages were added or removed)."""
-
-    def __init__(self, max_age: float = 15.0) -> None:
-        self.max_age = max_age
-        self._held: dict[tuple[str, str], tuple[float, Tree]] = {}
+class TreeShelf(Shelf[Tree]):
+    """Each collection's RAPTOR tree."""
 
     async def tree(self, scope: tuple[str, str], tools) -> Tree:
-        held = self._held.get(scope)
-        if held and time.monotonic() - held[0] < self.max_age:
-            return held[1]
-        tree = read_tree(await tools.match(g=RAPTOR_GRAPH, limit=MAX_ROWS))
-        self._held[scope] = (time.monotonic(), tree)
-        return tree
+        return await self.held(scope, tools)
+
+    async def read(self, tools) -> Tree:
+        return read_tree(await tools.match(g=RAPTOR_GRAPH, limit=MAX_ROWS))
 
 
 class RaptorAnswer(WholeAnswer):
@@ -113,9 +105,7 @@ class RaptorAnswer(WholeAnswer):
         """The passages the answer quotes, best first, as (RetrievedChunk, cosine, reason): those under
         the expanded clusters, and the question's nearest passages by vector search, which a walk
         routed by cluster centroids can miss (bench/raptor.py: alone, it finds far fewer)."""
-        found = {}
-        for start in range(0, len(reached), 1000):
-            found.update((c.uri, c) for c in await self.p.tools.chunks(list(reached[start:start + 1000])))
+        found = {c.uri: c for c in await self.p.tools.chunks(reached)}
         for chunk in await self.p.tools.nearest_chunks(vector, self.limits.passages):
             found.setdefault(chunk.uri, chunk)
         found = {uri: c for uri, c in found.items() if c.text}

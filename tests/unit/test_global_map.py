@@ -18,8 +18,8 @@ from tracegraph.flow.search.global_search import GlobalAnswer, distinct
 from tracegraph.flow.search.pipeline import SearchPipeline
 
 
-def report(n: int, vector, rating: float = 5.0, parent: str | None = None) -> gm.StoredReport:
-    return gm.StoredReport(f"urn:r:{n}", f"urn:c:{n}", 0, parent, f"Report {n}", f"Summary {n}.", rating,
+def report(n: int, vector, rating: float = 5.0) -> gm.StoredReport:
+    return gm.StoredReport(f"urn:r:{n}", f"urn:c:{n}", 0, f"Report {n}", f"Summary {n}.", rating,
                            "offline: extractive", vector)
 
 
