@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tracegraph.base.provenance.query import known_values, retrieval_triple
+from tracegraph.base.provenance.query import item_uri, known_values, retrieval_triple
 from tracegraph.base.provenance.vocab import RDF, RDFS, TG
 from tracegraph.schemas.rdf import Triple, iri, literal
 
@@ -38,22 +38,6 @@ class Visit:
     reason: str
 
 
-def report_score_uri(sid: str, index: int) -> str:
-    return f"urn:trustgraph:prov:report-score:{sid}:{index}"
-
-
-def report_selection_uri(sid: str, index: int) -> str:
-    return f"urn:trustgraph:prov:report-selection:{sid}:{index}"
-
-
-def tree_visit_uri(sid: str, index: int) -> str:
-    return f"urn:trustgraph:prov:tree-visit:{sid}:{index}"
-
-
-def node_selection_uri(sid: str, index: int) -> str:
-    return f"urn:trustgraph:prov:node-selection:{sid}:{index}"
-
-
 def typed_question_triples(question: str, kind) -> list[Triple]:
     """Marks a search Question answered globally (tg:GlobalQuestion) or by the tree (tg:RaptorQuestion)."""
     return [retrieval_triple(question, RDF.type, kind)]
@@ -68,7 +52,7 @@ def _listed(owner: str, link, kind, node: str, links: dict, values: dict) -> lis
 def report_score_triples(exploration: str, sid: str, scored: Sequence[ScoredReport]) -> list[Triple]:
     """The map step: every report it scored, best first, with its score and the reason."""
     return [t for index, item in enumerate(scored) for t in _listed(
-        exploration, TG.reportScore, TG.ReportScore, report_score_uri(sid, index),
+        exploration, TG.reportScore, TG.ReportScore, item_uri("report-score", sid, index),
         {TG.report: item.report, TG.community: item.community},
         {TG.mapScore: f"{item.score:.4f}", TG.level: item.level, TG.rank: index + 1, TG.reasoning: item.reason,
          RDFS.label: item.title})]
@@ -77,7 +61,7 @@ def report_score_triples(exploration: str, sid: str, scored: Sequence[ScoredRepo
 def report_selection_triples(focus: str, sid: str, kept: Sequence[ScoredReport]) -> list[Triple]:
     """The reduce step's input: the reports kept, each with its community, score and reason."""
     return [t for index, item in enumerate(kept) for t in _listed(
-        focus, TG.selectedReport, TG.ReportSelection, report_selection_uri(sid, index),
+        focus, TG.selectedReport, TG.ReportSelection, item_uri("report-selection", sid, index),
         {TG.report: item.report, TG.community: item.community},
         {TG.score: f"{item.score:.4f}", TG.rank: index + 1, TG.reasoning: item.reason})]
 
@@ -86,7 +70,7 @@ def tree_visit_triples(exploration: str, sid: str, visits: Sequence[Visit], thre
     """The RAPTOR walk: each node scored on the way down, and whether the walk went below it."""
     return [retrieval_triple(exploration, TG.threshold, literal(f"{threshold:.2f}")),
             *[t for index, visit in enumerate(visits) for t in _listed(
-                exploration, TG.treeVisit, TG.TreeVisit, tree_visit_uri(sid, index), {TG.node: visit.node},
+                exploration, TG.treeVisit, TG.TreeVisit, item_uri("tree-visit", sid, index), {TG.node: visit.node},
                 {TG.level: visit.level, TG.score: f"{visit.score:.4f}", TG.expanded: str(visit.expanded).lower(),
                  TG.rank: index + 1, TG.reasoning: visit.reason})]]
 
@@ -94,12 +78,12 @@ def tree_visit_triples(exploration: str, sid: str, visits: Sequence[Visit], thre
 def node_selection_triples(focus: str, sid: str, kept: Sequence[Visit]) -> list[Triple]:
     """RAPTOR summaries the answer draws on (the passages kept are tg:ChunkSelections)."""
     return [t for index, visit in enumerate(kept) for t in _listed(
-        focus, TG.selectedNode, TG.NodeSelection, node_selection_uri(sid, index), {TG.node: visit.node},
+        focus, TG.selectedNode, TG.NodeSelection, item_uri("node-selection", sid, index), {TG.node: visit.node},
         {TG.level: visit.level, TG.score: f"{visit.score:.4f}", TG.rank: index + 1, TG.reasoning: visit.reason})]
 
 
 def chunk_selection_triples(focus: str, sid: str, kept: Sequence[tuple[str, float, str]]) -> list[Triple]:
     """RAPTOR passages the answer draws on, best first: (chunk IRI, score, reason)."""
     return [t for index, (chunk, score, reason) in enumerate(kept) for t in _listed(
-        focus, TG.chunkSelection, TG.ChunkSelection, f"urn:trustgraph:prov:chunk-selection:{sid}:{index}",
+        focus, TG.chunkSelection, TG.ChunkSelection, item_uri("chunk-selection", sid, index),
         {TG.chunk: chunk}, {TG.rank: index + 1, TG.score: f"{score:.4f}", TG.reasoning: reason})]

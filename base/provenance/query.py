@@ -29,13 +29,18 @@ def step_uri(step: str, sid: str) -> str:
     return f"urn:trustgraph:prov:{step}:{sid}"
 
 
+def item_uri(kind: str, sid: str, index: int) -> str:
+    """The `index`-th node of a list a step records (selected edges, seeds, report scores…)."""
+    return f"urn:trustgraph:prov:{kind}:{sid}:{index}"
+
+
 def edge_selection_uri(sid: str, index: int) -> str:
-    return f"urn:trustgraph:prov:edge:{sid}:{index}"
+    return item_uri("edge", sid, index)
 
 
 def seed_uri(sid: str, index: int) -> str:
     """A personalised PageRank restart point of an Exploration."""
-    return f"urn:trustgraph:prov:seed:{sid}:{index}"
+    return item_uri("seed", sid, index)
 
 
 def answer_document_uri(sid: str) -> str:
