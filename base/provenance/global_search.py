@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from tracegraph.base.provenance.query import item_uri, known_values, retrieval_triple
 from tracegraph.base.provenance.vocab import RDF, RDFS, TG
+from tracegraph.base.raptor.tree import Visit
 from tracegraph.schemas.rdf import Triple, iri, literal
 
 
@@ -24,17 +25,6 @@ class ScoredReport:
     level: int
     title: str
     score: float
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
-class Visit:
-    """A RAPTOR node the walk scored."""
-
-    node: str
-    level: int
-    score: float
-    expanded: bool
     reason: str
 
 
@@ -70,7 +60,7 @@ def tree_visit_triples(exploration: str, sid: str, visits: Sequence[Visit], thre
     """The RAPTOR walk: each node scored on the way down, and whether the walk went below it."""
     return [retrieval_triple(exploration, TG.threshold, literal(f"{threshold:.2f}")),
             *[t for index, visit in enumerate(visits) for t in _listed(
-                exploration, TG.treeVisit, TG.TreeVisit, item_uri("tree-visit", sid, index), {TG.node: visit.node},
+                exploration, TG.treeVisit, TG.TreeVisit, item_uri("tree-visit", sid, index), {TG.node: visit.node_id},
                 {TG.level: visit.level, TG.score: f"{visit.score:.4f}", TG.expanded: str(visit.expanded).lower(),
                  TG.rank: index + 1, TG.reasoning: visit.reason})]]
 
@@ -78,7 +68,7 @@ def tree_visit_triples(exploration: str, sid: str, visits: Sequence[Visit], thre
 def node_selection_triples(focus: str, sid: str, kept: Sequence[Visit]) -> list[Triple]:
     """RAPTOR summaries the answer draws on (the passages kept are tg:ChunkSelections)."""
     return [t for index, visit in enumerate(kept) for t in _listed(
-        focus, TG.selectedNode, TG.NodeSelection, item_uri("node-selection", sid, index), {TG.node: visit.node},
+        focus, TG.selectedNode, TG.NodeSelection, item_uri("node-selection", sid, index), {TG.node: visit.node_id},
         {TG.level: visit.level, TG.score: f"{visit.score:.4f}", TG.rank: index + 1, TG.reasoning: visit.reason})]
 
 

@@ -69,7 +69,7 @@ class RaptorAnswer(WholeAnswer):
                 f"{sum(v.expanded for v in walked.visits)} expanded, {len(walked.candidate_chunks)} passage(s) reached"
                 if tree.nodes else "the collection has no RAPTOR tree yet: the raptor processor builds it as "
                                    "documents arrive (tg-rebuild-communities --raptor builds it now)")
-        visits = [trace.Visit(v.node_id, v.level, v.score, v.expanded, v.reason) for v in walked.visits]
+        visits = walked.visits
         yield Explain(e_uri, [*prov.exploration_triples(e_uri, g_uri, 0, []),
                               prov.retrieval_triple(e_uri, PROV.wasGeneratedBy, IriTerm(iri=q_uri)),
                               prov.retrieval_triple(e_uri, RDFS.comment, literal(note)),
@@ -88,7 +88,7 @@ class RaptorAnswer(WholeAnswer):
                                   f_uri, "no summary or passage related to the question"))])
 
         done = Synthesised()
-        texts = [tree.nodes[v.node].summary for v in summaries]
+        texts = [tree.nodes[v.node_id].summary for v in summaries]
         async for piece in self.p._collect(session, self._reduce(question, texts, passages, streaming), streaming, done):
             yield piece
         documents = await self._documents(passages)
