@@ -18,6 +18,7 @@ class Metadata(Message):
     user: str = "default"
     collection: str = "default"
     time: str = ""  # the root document's library time, stamped on provenance activities
+    date: str = ""  # the root document's own date (its metadata, or a dating line in its text): valid-from
 
 
 class DocumentLoad(Message):
@@ -43,12 +44,17 @@ class TextChunk(Message):
 
 
 class Triples(Message):
-    """A small set of quads (provenance, explain events): typed, validated triples."""
+    """A small set of quads (provenance, explain events): typed, validated triples.
+
+    From extraction, two additions: `confidence` per fact (keyed by `fact_key`), and `review`, the
+    facts whose confidence fell below the flow's threshold: they go to the review queue, not the graph."""
 
     schema_name: ClassVar[str] = "triples"
 
     metadata: Metadata
     triples: TripleList
+    confidence: dict[str, float] = {}
+    review: TripleList = []
 
 
 class TriplesBatch(Message):

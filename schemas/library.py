@@ -22,6 +22,7 @@ class DocumentMetadata(Message):
     title: str = ""
     comments: str = ""
     author: str = ""
+    date: str = ""  # the document's own date (YYYY-MM-DD or ISO 8601): when its facts start to hold
     source: str = Field("", alias="source-url")
     tags: list[str] = []
     user: Identifier = "default"

@@ -177,3 +177,8 @@ def quoted(s: IriTerm | BlankTerm | LiteralTerm | TripleTerm, p: IriTerm,
            o: IriTerm | BlankTerm | LiteralTerm | TripleTerm) -> TripleTerm:
     """A quoted triple term `<< s p o >>`."""
     return TripleTerm(triple=Triple(s=s, p=p, o=o))
+
+
+def fact_key(triple: Triple) -> str:
+    """A fact's identity regardless of graph: `<s> <p> <o>` (the key of `Triples.confidence`)."""
+    return f"{triple.s} {triple.p} {triple.o}"
