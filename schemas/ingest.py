@@ -55,6 +55,7 @@ class Triples(Message):
     triples: TripleList
     confidence: dict[str, float] = {}
     review: TripleList = []
+    reasons: dict[str, str] = {}  # fact_key -> why its confidence is low (for the reviewer)
 
 
 class TriplesBatch(Message):

@@ -56,3 +56,13 @@ def activity_uri(*identity: object) -> str:
 
 def agent_uri(component: str) -> str:
     return f"{TRUSTGRAPH_BASE}/agent/{quote(component, safe='')}"
+
+
+def fact_record_uri(fact_key: str, document: str, recorded_at: str, episode: str = "") -> str:
+    """One document's statement of a fact, recorded at a time (a reopened record adds an `episode`)."""
+    return f"urn:trustgraph:fact-record:{_stable('fact-record', fact_key, document, recorded_at, episode)}"
+
+
+def review_item_uri(fact_key: str, chunk_id: str) -> str:
+    """A doubtful fact from one chunk: the same chunk processed again finds the same item."""
+    return f"urn:trustgraph:review:{_stable('review', fact_key, chunk_id)}"

@@ -39,7 +39,7 @@ def _iri(value: str) -> IriTerm:
 PROV = Vocabulary("http://www.w3.org/ns/prov#", """
     Entity Activity Agent wasDerivedFrom wasGeneratedBy used wasAssociatedWith startedAtTime endedAtTime
 """)
-RDF = Vocabulary("http://www.w3.org/1999/02/22-rdf-syntax-ns#", "type")
+RDF = Vocabulary("http://www.w3.org/1999/02/22-rdf-syntax-ns#", "type reifies")
 RDFS = Vocabulary("http://www.w3.org/2000/01/rdf-schema#", "label comment")
 DC = Vocabulary("http://purl.org/dc/elements/1.1/", "title source date creator")
 SCHEMA = Vocabulary("https://schema.org/", "DigitalDocument description keywords name author url")
@@ -68,6 +68,9 @@ TG = Vocabulary("https://trustgraph.ai/ns/", """
     GlobalQuestion RaptorQuestion ReportScore ReportSelection TreeVisit NodeSelection reportScore
     selectedReport report community mapScore treeVisit node expanded selectedNode threshold
     NothingFound
+    FactRecord recordedAt retractedAt validFrom validUntil statedIn supersededBy supersededAt extractionConfidence
+    ReviewItem reviewStatus queuedAt reviewedAt reviewReason extractionSubgraph reviewedItem
+    asOf knownAt stalenessWeight halfLifeDays supersededValue
 """)
 
 

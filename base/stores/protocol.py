@@ -19,6 +19,9 @@ SOURCE_GRAPH = "urn:graph:source"
 RETRIEVAL_GRAPH = "urn:graph:retrieval"
 COMMUNITY_GRAPH = "urn:graph:community"  # communities and their reports (flow/community)
 RAPTOR_GRAPH = "urn:graph:raptor"  # the RAPTOR summary tree (flow/raptor)
+HISTORY_GRAPH = "urn:graph:history"  # one record per (fact, document): when it was learned, held, ended
+HISTORY_FACTS_GRAPH = "urn:graph:history-facts"  # every fact that ever held, to walk as it stood
+REVIEW_GRAPH = "urn:graph:review"  # extracted facts held back for a reviewer
 ALL_GRAPHS = "*"
 
 
