@@ -66,3 +66,8 @@ def fact_record_uri(fact_key: str, document: str, recorded_at: str, episode: str
 def review_item_uri(fact_key: str, chunk_id: str) -> str:
     """A doubtful fact from one chunk: the same chunk processed again finds the same item."""
     return f"urn:trustgraph:review:{_stable('review', fact_key, chunk_id)}"
+
+
+def user_uri(user: str) -> str:
+    """A person acting through the gateway (a reviewer), as a prov:Agent."""
+    return f"urn:trustgraph:user:{quote(user, safe='')}"

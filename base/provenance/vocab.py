@@ -38,6 +38,7 @@ def _iri(value: str) -> IriTerm:
 
 PROV = Vocabulary("http://www.w3.org/ns/prov#", """
     Entity Activity Agent wasDerivedFrom wasGeneratedBy used wasAssociatedWith startedAtTime endedAtTime
+    wasAttributedTo
 """)
 RDF = Vocabulary("http://www.w3.org/1999/02/22-rdf-syntax-ns#", "type reifies")
 RDFS = Vocabulary("http://www.w3.org/2000/01/rdf-schema#", "label comment")

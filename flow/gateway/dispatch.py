@@ -1,8 +1,9 @@
 """From (service, flow, JSON body, caller) to a started request client and a validated message.
 
-REST and the WebSocket share this, so that both check the same things in the same order:
-the service exists, the caller may use it, the body is bound to the caller's user and is a
-valid request, and the flow runs and offers the service.
+REST (POST bodies and GET query strings alike) and the WebSocket share this, so that all check
+the same things in the same order: the service exists, the caller may use it, the body is bound
+to the caller's user (and names the caller where the service records who acted) and is a valid
+request, and the flow runs and offers the service.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ from tracegraph.base.client import RequestClient
 from tracegraph.base.errors import ConfigError
 from tracegraph.flow.gateway.auth import Identity
 from tracegraph.flow.gateway.refusals import GatewayError
-from tracegraph.flow.gateway.services import ADMIN_OPERATIONS, FLOW_IMPORTS, FLOW_SERVICES, GLOBAL_SERVICES
-from tracegraph.flow.gateway.tenancy import AccessDenied, bind_user
+from tracegraph.flow.gateway.services import (
+    ADMIN_FLOW_SERVICES, ADMIN_OPERATIONS, CALLER_FIELDS, FLOW_IMPORTS, FLOW_SERVICES, GLOBAL_SERVICES,
+)
+from tracegraph.flow.gateway.tenancy import AccessDenied, bind_user, caller_name
 from tracegraph.schemas.base import Message, ServiceResponse
 from tracegraph.schemas.fields import MAX_ID_CHARS, shown
 
@@ -26,19 +29,26 @@ if TYPE_CHECKING:
 
 
 def validation_message(exc: ValidationError) -> str:
-    """The first problem, with where it is: `request.query: Field required`."""
+    """The first problem, with where it is: `request.query: Field required`. A schema's own check
+    speaks for itself (`at: 'yesterday' is not a date; …`), without pydantic's "Value error, "."""
     first = exc.errors()[0]
-    where = ".".join(str(p) for p in first["loc"]) or "body"
-    return f"{where}: {first['msg']}"
+    where = ".".join(str(p) for p in first["loc"])
+    if first["type"] == "value_error" and "error" in first.get("ctx", {}):
+        message = str(first["ctx"]["error"])
+        return message if not where or message.startswith(f"{where}:") else f"{where}: {message}"
+    return f"{where or 'body'}: {first['msg']}"
 
 
-def _validate(request_type: type[Message], body: Any, identity: Identity, workspace: str | None) -> Message:
+def _validate(request_type: type[Message], body: Any, identity: Identity, workspace: str | None,
+              caller_field: str | None = None) -> Message:
     if not isinstance(body, dict):
         raise GatewayError(400, "bad-request", "the request must be a JSON object")
     try:
         bound = bind_user(body, identity, workspace)
     except AccessDenied as exc:
         raise GatewayError(403, "access-denied", str(exc)) from None
+    if caller_field is not None:
+        bound = {**bound, caller_field: caller_name(identity)}
     try:
         return request_type.model_validate(bound)
     except ValidationError as exc:
@@ -59,10 +69,12 @@ class Dispatcher:
         if service not in FLOW_SERVICES:
             raise GatewayError(404, "unknown-service",
                                f"no flow service {shown(service)}; try one of {', '.join(FLOW_SERVICES)}")
+        if service in ADMIN_FLOW_SERVICES and not identity.admin:
+            raise GatewayError(403, "access-denied", f"the {service} service needs an admin token")
         if len(flow) > MAX_ID_CHARS:
             raise GatewayError(400, "bad-request", f"flow id over {MAX_ID_CHARS:,} characters")
         request_type, response_type = FLOW_SERVICES[service]
-        message = _validate(request_type, body, identity, workspace)
+        message = _validate(request_type, body, identity, workspace, CALLER_FIELDS.get(service))
         try:
             client = await self.gateway.client(flow, service, request_type, response_type)
         except ConfigError as exc:

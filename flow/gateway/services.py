@@ -19,6 +19,7 @@ from tracegraph.schemas.library import LibrarianRequest, LibrarianResponse
 from tracegraph.schemas.llm import TextCompletionRequest, TextCompletionResponse
 from tracegraph.schemas.search import KeywordQueryRequest, KeywordQueryResponse, SearchRequest, SearchResponse
 from tracegraph.schemas.retrieval import DocumentRagRequest, DocumentRagResponse, GraphRagRequest, GraphRagResponse
+from tracegraph.schemas.temporal import ReviewRequest, ReviewResponse, TemporalRequest, TemporalResponse
 from tracegraph.schemas.triples import (
     SparqlQueryRequest, SparqlQueryResponse, TriplesQueryRequest, TriplesQueryResponse,
 )
@@ -47,10 +48,12 @@ FLOW_SERVICES: dict[str, tuple[type[Message], type[ServiceResponse]]] = {
     "passage-keywords": (PassageKeywordRequest, PassageKeywordResponse),
     "community": (DerivedRequest, DerivedResponse),
     "raptor": (DerivedRequest, DerivedResponse),
+    "temporal": (TemporalRequest, TemporalResponse),
+    "review": (ReviewRequest, ReviewResponse),
 }
 
-# POST /api/v1/{kind}?flow=F: the reasoning service's short routes (RSN-12) for flow services.
-SHORTCUTS = ("search", "sparql")
+# POST /api/v1/{kind}?flow=F: short routes to flow services (the reasoning service's, RSN-12), by OpenAPI tag.
+SHORTCUTS: dict[str, str] = {"search": "reasoning", "sparql": "reasoning", "review": "history"}
 DEFAULT_FLOW = "default"
 
 # POST /api/v1/flow/{flow}/import/{kind}: one-way interfaces a client may publish to.
@@ -63,3 +66,10 @@ ADMIN_OPERATIONS: dict[str, frozenset[str]] = {
     "config": frozenset({"put", "delete"}),
     "flow": frozenset({"put-blueprint", "delete-blueprint", "start-flow", "stop-flow"}),
 }
+
+# Flow services for admins only, whatever the operation and whichever route (REST or WebSocket) reaches them:
+# the review queue decides which extracted facts every reader of a collection will see.
+ADMIN_FLOW_SERVICES = frozenset({"review"})
+
+# Fields the gateway sets to the caller's name, overriding the body: who did it is not the caller's to claim.
+CALLER_FIELDS: dict[str, str] = {"review": "reviewer"}

@@ -17,6 +17,7 @@ from tracegraph.flow.gateway.auth import Identity
 NESTED_OWNERS = ("document-metadata", "document_metadata", "processing-metadata", "processing_metadata", "metadata")
 OWNER_KEYS = ("user", "workspace")
 PLACEHOLDER_WORKSPACE = "default"
+OPEN_CALLER = "admin"  # who acts on an open gateway, where every (loopback) caller is trusted as an admin
 
 
 class AccessDenied(Exception):
@@ -75,3 +76,12 @@ def bind_user(body: dict[str, Any], identity: Identity, workspace: str | None = 
     if others:
         raise AccessDenied(f"user {identity.user!r} may not act for user {others[0]!r}")
     return _with_user(body, identity.user)
+
+
+def caller_name(identity: Identity) -> str:
+    """Who is acting, for a record such as a review's `reviewer`: the token's user, else `admin`.
+
+    >>> caller_name(Identity("alice")), caller_name(Identity(None))
+    ('alice', 'admin')
+    """
+    return identity.user or OPEN_CALLER
