@@ -35,6 +35,8 @@ class RuntimeSettings(BaseSettings):
 
     # Stores
     triples_engine: Literal["oxigraph", "cassandra"] = Field("oxigraph", description="triple store engine")
+    history: bool = Field(True, description="keep bi-temporal history of every fact (records in urn:graph:history); "
+                          "off: the current graph only, no point-in-time queries, diffs or supersession")
     cassandra_hosts: str | None = Field(None, description="comma-separated Cassandra contact points")
     qdrant_url: str | None = Field(None, description="Qdrant server URL; unset = an embedded engine under data_dir")
     vector_engine: Literal["ann", "qdrant-local"] = Field(

@@ -87,6 +87,7 @@ class TemporalResponse(ServiceResponse):
 
     facts: list[TemporalFact] = []
     changes: list[TemporalChange] = []
+    labels: dict[str, str] = {}  # IRI → rdfs:label, for the entities and predicates in the answer
     truncated: bool = False
     at: str | None = None
     known: str | None = None

@@ -2,7 +2,11 @@
 and forgets a document on the librarian's request. The engine comes from settings.
 
 Once a change to a collection's default graph is stored, it announces it as GraphUpdate events,
-so indexes built from the graph (the keyword index) follow it."""
+so indexes built from the graph (the keyword index) follow it.
+
+It also keeps the graph's history (base/temporal/keeper.py: when each fact was learned, held and
+ended, and supersession of single-valued predicates), answers the temporal service from it, and keeps
+the queue of doubtful extractions (base/review/) that a reviewer approves into the graph or rejects."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Iterable, Sequence
 
+from tracegraph.base.errors import ConfigError
 from tracegraph.base.flow import Flow
 from tracegraph.base.processor import FlowProcessor
 from tracegraph.base.specs import Consumer, Producer, Service
@@ -18,10 +23,14 @@ from tracegraph.base.stores.graph_edit import replace_in_graph
 from tracegraph.base.stores.protocol import SOURCE_GRAPH, CollectionRef, TripleStore
 from tracegraph.base.stores.terms import read_nquads
 from tracegraph.base.stores.triples_registry import triple_store_for
+from tracegraph.base.temporal.keeper import Admission, HistoryKeeper
+from tracegraph.flow.triples.temporal import answer as temporal_answer
+from tracegraph.flow.triples.functional import functional_predicates
 from tracegraph.flow.triples.removal import remove_document
 from tracegraph.schemas.ingest import Metadata, Triples, TriplesBatch
 from tracegraph.schemas.rdf import Triple, node_iris
 from tracegraph.schemas.search import GraphUpdate
+from tracegraph.schemas.temporal import TemporalRequest, TemporalResponse
 from tracegraph.schemas.triples import (
     DocumentRemovalRequest, DocumentRemovalResponse, GraphEditRequest, GraphEditResponse, SparqlQueryRequest,
     SparqlQueryResponse, TriplesQueryRequest, TriplesQueryResponse,
@@ -32,7 +41,7 @@ log = logging.getLogger(__name__)
 UPDATE_BATCH = 5000  # triples per GraphUpdate: a bulk load becomes many modest messages
 
 
-def _ref(meta: Metadata | TriplesQueryRequest | SparqlQueryRequest | DocumentRemovalRequest) -> CollectionRef:
+def _ref(meta: Metadata | TriplesQueryRequest | SparqlQueryRequest | DocumentRemovalRequest | TemporalRequest) -> CollectionRef:
     return CollectionRef(meta.user, meta.collection)
 
 
@@ -71,16 +80,38 @@ class TriplesProcessor(FlowProcessor):
     sparql = Service("sparql", SparqlQueryRequest, SparqlQueryResponse, prefetch=8)
     remove = Service("remove", DocumentRemovalRequest, DocumentRemovalResponse, prefetch=2)
     edit = Service("edit", GraphEditRequest, GraphEditResponse, prefetch=2)
+    temporal = Service("temporal", TemporalRequest, TemporalResponse, prefetch=4)
     updates = Producer("graph-updates", GraphUpdate)
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.store: TripleStore | None = None
+        self.history: HistoryKeeper | None = None
 
     async def start(self) -> None:
         self.store = triple_store_for(self.settings)
         self._stack.push_async_callback(self.store.aclose)
+        if self.settings.history:
+            self.history = HistoryKeeper(self.store)
         await super().start()
+
+    async def apply_config(self, version, config) -> None:
+        if self.history is not None:
+            self.history.functional = functional_predicates(config)
+        await super().apply_config(version, config)
+
+    async def store_admitted(self, ref: CollectionRef, meta: Metadata, triples: list[Triple],
+                             confidence: dict[str, float] | None = None, **attribution) -> Admission:
+        """Write quads with their history (when kept): the admitted quads first, then what leaves
+        the current graph, so a redelivery after a crash finds the same decisions to make."""
+        if self.history is None:
+            await self.store.add(ref, triples)
+            return Admission(write=triples, current=_in_default_graph(triples))
+        admission = await self.history.admit(ref, meta, triples, confidence, **attribution)
+        await self.store.add(ref, admission.write)
+        if admission.remove:
+            await self.store.remove(ref, admission.remove)
+        return admission
 
     async def announce(self, flow: Flow, updates: list[GraphUpdate]) -> None:
         """Send after the store succeeded: an event never claims a change that was not made. A failed
@@ -90,16 +121,25 @@ class TriplesProcessor(FlowProcessor):
 
     @input.handler
     async def write(self, message: Triples, flow: Flow) -> None:
-        await self.store.add(_ref(message.metadata), message.triples)
-        await self.announce(flow, graph_updates(message.metadata, added=_in_default_graph(message.triples),
+        admission = await self.store_admitted(_ref(message.metadata), message.metadata, message.triples,
+                                              message.confidence)
+        await self.announce(flow, graph_updates(message.metadata, added=_in_default_graph(admission.write),
+                                                removed=_in_default_graph(admission.displaced),
                                                 passages=new_passages(message.triples)))
 
     @bulk.handler
     async def write_bulk(self, message: TriplesBatch, flow: Flow) -> None:
         await self.store.add_nquads(_ref(message.metadata), message.nquads)
         quads = await asyncio.to_thread(read_nquads, message.nquads)
+        displaced: list[Triple] = []
+        if self.history is not None:
+            admission = await self.history.admit(_ref(message.metadata), message.metadata, quads)
+            await self.store.add(_ref(message.metadata), [t for t in admission.write if t.g is not None])
+            if admission.remove:
+                await self.store.remove(_ref(message.metadata), admission.remove)
+            displaced = admission.displaced
         await self.announce(flow, graph_updates(message.metadata, added=_in_default_graph(quads),
-                                                passages=new_passages(quads)))
+                                                removed=displaced, passages=new_passages(quads)))
 
     @query.handler
     async def answer_query(self, req: TriplesQueryRequest, flow: Flow) -> AsyncIterator[TriplesQueryResponse]:
@@ -121,12 +161,26 @@ class TriplesProcessor(FlowProcessor):
     async def forget(self, req: DocumentRemovalRequest, flow: Flow) -> AsyncIterator[DocumentRemovalResponse]:
         removal = await remove_document(self.store, _ref(req), req.document)
         meta = Metadata(id=req.document, root=req.document, user=req.user, collection=req.collection)
-        await self.announce(flow, graph_updates(meta, removed=removal.facts, nodes=removal.orphaned_entities,
-                                                passages=removal.chunks))
+        reinstated: list[Triple] = []
+        if self.history is not None:  # after the removal: a value it had superseded comes back
+            retraction = await self.history.retract(_ref(req), req.document)
+            await self.store.add(_ref(req), retraction.write)
+            if retraction.remove:
+                await self.store.remove(_ref(req), retraction.remove)
+            reinstated = retraction.current
+        await self.announce(flow, graph_updates(meta, added=reinstated, removed=removal.facts,
+                                                nodes=removal.orphaned_entities, passages=removal.chunks))
         log.info("removed %s from %s/%s: %d quads, %d chunks, %d orphaned entities", req.document, req.user,
                  req.collection, removal.removed, len(removal.chunks), len(removal.orphaned_entities))
         yield DocumentRemovalResponse(removed=removal.removed, chunks=removal.chunks,
                                       orphaned_entities=removal.orphaned_entities)
+
+    @temporal.handler
+    async def answer_temporal(self, req: TemporalRequest, flow: Flow) -> AsyncIterator[TemporalResponse]:
+        if self.history is None:
+            raise ConfigError("this triples service keeps no history (TG_HISTORY=false): no point-in-time "
+                              "queries or diffs")
+        yield await temporal_answer(self.store, _ref(req), req)
 
     @edit.handler
     async def edit_graph(self, req: GraphEditRequest, flow: Flow) -> AsyncIterator[GraphEditResponse]:

@@ -1,0 +1,183 @@
+"""Keeps the history while facts are written and documents removed, through pattern queries only
+(every engine can do it).
+
+Writing: each fact gets one record per document stating it (`records.py`); a fact whose predicate is
+single-valued (config type `functional-predicate`) competes with the other values of its subject's
+slot, and only the value with the latest valid-from stays in the current graph; the others are closed
+(`tg:validUntil`, `tg:supersededBy`, `tg:supersededAt`). Removing a document retracts its records and
+re-decides the slots it won, so an older value it had superseded comes back.
+
+A slot is decided from every active record of it, whatever order documents arrive in, so processing
+again gives the same graph. Within one process a lock makes two writers of one slot take turns."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from tracegraph.base.provenance.uris import user_uri
+from tracegraph.base.provenance.vocab import PROV, RDF, TG, is_knowledge
+from tracegraph.base.stores.protocol import DEFAULT_GRAPH, HISTORY_FACTS_GRAPH, HISTORY_GRAPH, CollectionRef, TripleStore
+from tracegraph.base.temporal.records import (
+    Record, instant, quoted_fact, read_record, record_quads, record_uri, retraction, supersession,
+)
+from tracegraph.schemas.dates import now
+from tracegraph.schemas.ingest import Metadata
+from tracegraph.schemas.rdf import IriTerm, Triple, fact_key, iri
+
+_MANY = 100_000
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """Who let a reviewed fact into the graph, and when (the record's recorded time)."""
+
+    reviewer: str
+    at: str
+    item: str
+
+
+@dataclass
+class Admission:
+    """What to store for one write: `write` (the message's quads, less the facts that lose their slot,
+    plus the history), then `remove` (facts leaving the current graph, and end times replaced)."""
+
+    write: list[Triple] = field(default_factory=list)
+    remove: list[Triple] = field(default_factory=list)
+    current: list[Triple] = field(default_factory=list)  # default-graph facts this write makes current
+    displaced: list[Triple] = field(default_factory=list)  # facts leaving the current graph
+
+
+@dataclass
+class _Slot:
+    write: list[Triple] = field(default_factory=list)
+    remove: list[Triple] = field(default_factory=list)
+    winner: Triple | None = None
+    losers: list[Triple] = field(default_factory=list)
+
+
+def document_quads(document: str, recorded_at: str, valid_from: str) -> list[Triple]:
+    d = iri(document)
+    return [Triple(s=d, p=TG.recordedAt, o=instant(recorded_at), g=HISTORY_GRAPH),
+            Triple(s=d, p=TG.validFrom, o=instant(valid_from), g=HISTORY_GRAPH)]
+
+
+def attribution_quads(record: str, attribution: Attribution) -> list[Triple]:
+    r = iri(record)
+    return [Triple(s=r, p=PROV.wasAttributedTo, o=iri(user_uri(attribution.reviewer)), g=HISTORY_GRAPH),
+            Triple(s=r, p=TG.reviewedAt, o=instant(attribution.at), g=HISTORY_GRAPH),
+            Triple(s=r, p=TG.reviewedItem, o=iri(attribution.item), g=HISTORY_GRAPH)]
+
+
+class HistoryKeeper:
+    def __init__(self, store: TripleStore) -> None:
+        self.store = store
+        self.functional: frozenset[str] = frozenset()  # predicate IRIs that hold one value per subject
+        self._slots = asyncio.Lock()
+
+    async def admit(self, ref: CollectionRef, meta: Metadata, triples: Sequence[Triple],
+                    confidence: Mapping[str, float] | None = None,
+                    attribution: Attribution | None = None) -> Admission:
+        recorded = (attribution.at if attribution else None) or meta.time or now()
+        valid_from = meta.date or await self.document_date(ref, meta.root) or recorded
+        facts = [t for t in triples if t.g is DEFAULT_GRAPH and is_knowledge(t)]
+        admission = Admission(write=list(triples) + document_quads(meta.root, meta.time or recorded, meta.date or valid_from))
+        incoming: list[Record] = []
+        for fact in facts:
+            uri = record_uri(fact, meta.root, recorded)
+            admission.write += record_quads(uri, fact, meta.root, recorded, valid_from,
+                                            (confidence or {}).get(fact_key(fact)))
+            if attribution:
+                admission.write += attribution_quads(uri, attribution)
+            incoming.append(Record(uri=uri, fact=fact, document=meta.root, recorded_at=recorded, valid_from=valid_from))
+        contested = [r for r in incoming if r.fact.p.iri in self.functional]
+        if not contested:
+            admission.current = facts
+            return admission
+        async with self._slots:
+            losers: set[str] = set()
+            for s, p in dict.fromkeys((r.fact.s, r.fact.p) for r in contested):
+                slot = await self._decide(ref, s, p, [r for r in contested if (r.fact.s, r.fact.p) == (s, p)],
+                                          at=recorded)  # learned when the superseding document was
+                admission.write += slot.write
+                admission.remove += slot.remove
+                admission.displaced += [f for f in slot.losers]
+                losers |= {fact_key(f) for f in slot.losers}
+        admission.write = [t for t in admission.write if t.g is not DEFAULT_GRAPH or fact_key(t) not in losers]
+        admission.current = [f for f in facts if fact_key(f) not in losers]
+        admission.remove = [t for t in admission.remove if t.g is not DEFAULT_GRAPH or fact_key(t) not in
+                            {fact_key(c) for c in admission.current}]
+        return admission
+
+    async def retract(self, ref: CollectionRef, document: str, at: str | None = None) -> Admission:
+        """The document's records end at `at` (now); the slots they held are decided again. Returns
+        the quads to write and remove, and the facts that became current again."""
+        at = at or now()
+        result = Admission(write=[Triple(s=iri(document), p=TG.retractedAt, o=instant(at), g=HISTORY_GRAPH)])
+        records = [r for r in await self._records_stated_in(ref, document) if r.active]
+        result.write += [retraction(r.uri, at) for r in records]
+        slots = dict.fromkeys((r.fact.s, r.fact.p) for r in records if r.fact.p.iri in self.functional)
+        async with self._slots:
+            for s, p in slots:
+                slot = await self._decide(ref, s, p, [], retired={r.uri for r in records}, at=at)
+                result.write += slot.write
+                result.remove += slot.remove
+                if slot.winner is not None:
+                    result.current.append(slot.winner)
+                    result.write.append(slot.winner)
+        return result
+
+    async def document_date(self, ref: CollectionRef, document: str) -> str | None:
+        found = await self.store.match(ref, s=iri(document), p=TG.validFrom, g=HISTORY_GRAPH, limit=1)
+        return found[0].o.value if found else None
+
+    async def _records_stated_in(self, ref: CollectionRef, document: str) -> list[Record]:
+        stated = await self.store.match(ref, p=TG.statedIn, o=iri(document), g=HISTORY_GRAPH, limit=_MANY)
+        return [r for t in stated if isinstance(t.s, IriTerm) and (r := await self._record(ref, t.s.iri))]
+
+    async def _record(self, ref: CollectionRef, uri: str) -> Record | None:
+        return read_record(uri, await self.store.match(ref, s=iri(uri), g=HISTORY_GRAPH, limit=1000))
+
+    async def _slot_records(self, ref: CollectionRef, s, p) -> list[Record]:
+        """Every record of every value this subject's predicate ever had."""
+        records: list[Record] = []
+        for value in await self.store.match(ref, s=s, p=p, g=HISTORY_FACTS_GRAPH, limit=_MANY):
+            fact = Triple(s=s, p=p, o=value.o)
+            for t in await self.store.match(ref, p=RDF.reifies, o=quoted_fact(fact), g=HISTORY_GRAPH, limit=_MANY):
+                if isinstance(t.s, IriTerm) and (record := await self._record(ref, t.s.iri)):
+                    records.append(record)
+        return records
+
+    async def _decide(self, ref: CollectionRef, s, p, incoming: Iterable[Record],
+                      retired: set[str] = frozenset(), at: str | None = None) -> _Slot:
+        """The value with the latest valid-from wins the slot; every other active record ends where
+        the next different value begins. A record whose end must change is not edited: it is retracted
+        and a new record (an episode) carries the new end, so the graph as known earlier stays answerable."""
+        known = {r.uri: r for r in await self._slot_records(ref, s, p)}
+        known.update({r.uri: r for r in incoming if r.uri not in known})
+        active = sorted((r for r in known.values() if r.active and r.uri not in retired),
+                        key=lambda r: (r.valid_from, r.recorded_at, r.uri))
+        slot = _Slot()
+        if not active:
+            return slot
+        winner = active[-1]
+        slot.winner = Triple(s=s, p=p, o=winner.fact.o)
+        at = at or now()
+        for i, record in enumerate(active):
+            later = next((r for r in active[i + 1:] if str(r.fact.o) != str(record.fact.o)), None)
+            if (record.valid_until, record.superseded_by) == ((later.valid_from, later.uri) if later else (None, None)):
+                continue
+            ending = record
+            if record.valid_until is not None or record.superseded_by is not None:
+                ending = Record(uri=record_uri(record.fact, record.document, record.recorded_at, episode=at),
+                                fact=record.fact, document=record.document, valid_from=record.valid_from)
+                slot.write.append(retraction(record.uri, at))
+                slot.write += record_quads(ending.uri, record.fact, record.document, at, record.valid_from,
+                                           record.confidence)
+            if later is not None:
+                slot.write += supersession(ending.uri, later.valid_from, later.uri, at)
+        slot.losers = list({fact_key(f): f for f in (Triple(s=s, p=p, o=r.fact.o) for r in active)
+                            if str(f.o) != str(winner.fact.o)}.values())
+        slot.remove += slot.losers
+        return slot
