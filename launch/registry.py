@@ -58,6 +58,13 @@ def packaged_tools() -> dict[str, str]:
     return tools
 
 
+def packaged_functional_predicates() -> dict[str, str]:
+    """Predicate label -> why it holds one value per subject (launch/functional-predicates.json): the
+    config service seeds type `functional-predicate` with them on first start."""
+    entry = resources.files("tracegraph.launch") / "functional-predicates.json"
+    return json.loads(entry.read_text(encoding="utf-8"))
+
+
 def superseded_blueprints() -> dict[str, list[str]]:
     """Blueprint name -> digests of the versions shipped before the config service recorded which one
     it seeded (launch/superseded-blueprints.json): a data directory holding one of them is upgraded."""
@@ -66,7 +73,8 @@ def superseded_blueprints() -> dict[str, list[str]]:
 
 
 def config_service(backend: Backend, settings: RuntimeSettings) -> Processor:
-    """The config service, seeded with the packaged blueprints and agent tools on first start."""
+    """The config service, seeded with the packaged blueprints, agent tools and single-valued predicates
+    on first start."""
     from tracegraph.flow.config.processor import ConfigProcessor
     return ConfigProcessor(backend, settings, blueprints=packaged_blueprints, tools=packaged_tools,
-                           superseded=superseded_blueprints)
+                           superseded=superseded_blueprints, functional=packaged_functional_predicates)

@@ -26,6 +26,7 @@ from tracegraph.flow.agent.tool_config import CONFIG_TYPE as TOOL, parse_tool
 from tracegraph.flow.config.blueprints import flow_parameters, parse_blueprint, resolve
 from tracegraph.flow.config.store import ConfigStore
 from tracegraph.flow.config.upgrade import ORIGIN, digest, outdated, rebind
+from tracegraph.flow.triples.functional import CONFIG_TYPE as FUNCTIONAL
 from tracegraph.schemas.config import (
     ConfigPush, ConfigRequest, ConfigResponse, ConfigValue, FlowRequest, FlowResponse,
 )
@@ -45,9 +46,13 @@ VALUE_CHECKS: dict[str, Callable[[str, str], object]] = {
 }
 
 
+def _any(_name: str, _text: str) -> None:
+    """Values of this type are free text (a functional predicate's note)."""
+
+
 class ConfigProcessor(Processor):
     """Holds blueprints (`flow-blueprint`), flows (`flow`), per-processor bindings (`active-flow`), agent
-    tools (`tool`) and any other config a processor reads."""
+    tools (`tool`), single-valued predicates (`functional-predicate`) and any other config a processor reads."""
 
     name = "config"
     config = Service("config", ConfigRequest, ConfigResponse, prefetch=8)
@@ -56,11 +61,12 @@ class ConfigProcessor(Processor):
 
     def __init__(self, backend: Backend, settings: RuntimeSettings | None = None,
                  blueprints: Seeds | None = None, tools: Seeds | None = None,
-                 superseded: Superseded | None = None) -> None:
+                 superseded: Superseded | None = None, functional: Seeds | None = None) -> None:
         super().__init__(backend, settings)
         self.store = ConfigStore(self.settings.data_dir / "config.sqlite")
         # Read at start, off the event loop: they may be files.
-        self.seeds = {type_: seeds for type_, seeds in ((BLUEPRINT, blueprints), (TOOL, tools)) if seeds}
+        self.seeds = {type_: seeds for type_, seeds in ((BLUEPRINT, blueprints), (TOOL, tools),
+                                                        (FUNCTIONAL, functional)) if seeds}
         self.superseded = superseded or dict
         self._flows_lock = asyncio.Lock()
 
@@ -79,7 +85,7 @@ class ConfigProcessor(Processor):
             existing = await self.store.items(type_)
             for name, text in (await asyncio.to_thread(seeds)).items():
                 if name not in existing:
-                    VALUE_CHECKS[type_](name, text)  # a broken packaged seed should stop start-up, loudly
+                    VALUE_CHECKS.get(type_, _any)(name, text)  # a broken packaged seed should stop start-up, loudly
                     missing.append((type_, name, text))
                     if type_ == BLUEPRINT:
                         missing.append((ORIGIN, name, digest(text)))
