@@ -13,6 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ["flow/gateway/static/viewer.html", "flow/gateway/static/viewer.js", "flow/gateway/static/viewer.css",
         "launch/blueprints/default.json", "launch/tools/default.json", "launch/superseded-blueprints.json",
+        "launch/functional-predicates.json",
         "launch/corpus/helios-grid.md", "specs/ontology/tracegraph.ttl", "specs/ontology/shapes.ttl"]
 
 
