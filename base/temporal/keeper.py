@@ -18,7 +18,9 @@ from dataclasses import dataclass, field
 
 from tracegraph.base.provenance.uris import user_uri
 from tracegraph.base.provenance.vocab import PROV, RDF, TG, is_knowledge
-from tracegraph.base.stores.protocol import DEFAULT_GRAPH, HISTORY_FACTS_GRAPH, HISTORY_GRAPH, CollectionRef, TripleStore
+from tracegraph.base.stores.protocol import (
+    DEFAULT_GRAPH, HISTORY_FACTS_GRAPH, HISTORY_GRAPH, SOURCE_GRAPH, CollectionRef, TripleStore,
+)
 from tracegraph.base.temporal.records import (
     Record, instant, quoted_fact, read_record, record_quads, record_uri, retraction, supersession,
 )
@@ -82,7 +84,9 @@ class HistoryKeeper:
         recorded = (attribution.at if attribution else None) or meta.time or now()
         valid_from = meta.date or await self.document_date(ref, meta.root) or recorded
         facts = [t for t in triples if t.g is DEFAULT_GRAPH and is_knowledge(t)]
-        admission = Admission(write=list(triples) + document_quads(meta.root, meta.time or recorded, meta.date or valid_from))
+        admission = Admission(write=list(triples))
+        if facts or any(t.g == SOURCE_GRAPH for t in triples):  # ingest, not a trace or a derived structure
+            admission.write += document_quads(meta.root, meta.time or recorded, valid_from)
         incoming: list[Record] = []
         for fact in facts:
             uri = record_uri(fact, meta.root, recorded)

@@ -123,3 +123,29 @@ async def test_without_functional_predicates_values_accumulate(keeper):
     await write(keeper, OLD, [owned(PAYMENTS)])
     await write(keeper, NEW, [owned(PLATFORM)])
     assert await current_owners(keeper) == {PAYMENTS.iri, PLATFORM.iri}
+
+
+async def test_the_temporal_answer_names_sources_superseder_and_labels(keeper):
+    from tracegraph.flow.triples.temporal import answer
+    from tracegraph.schemas.temporal import TemporalRequest
+
+    await write(keeper, OLD, [owned(PAYMENTS)])
+    await write(keeper, NEW, [owned(PLATFORM)])
+    earlier = await answer(keeper.store, REF, TemporalRequest(at="2024-06-01", subject=CHECKOUT.iri,
+                                                              user="alice", collection="services"))
+    (fact,) = [f for f in earlier.facts if f.p == OWNED_BY]
+    assert fact.o == PAYMENTS and fact.sources == [OLD.root] and fact.superseded_by == NEW.root
+    assert fact.valid_from == OLD.date and fact.valid_until == NEW.date
+    assert earlier.labels[CHECKOUT.iri] == "Checkout"
+    diff = await answer(keeper.store, REF, TemporalRequest(operation="diff", **{"from": "2025-01-01"}, to="2025-12-31",
+                                                           user="alice", collection="services"))
+    assert [(c.change, c.fact.sources, c.previous.sources) for c in diff.changes] == [("changed", [NEW.root], [OLD.root])]
+
+
+async def test_trace_and_derived_writes_leave_no_history(keeper):
+    from tracegraph.base.stores.protocol import RETRIEVAL_GRAPH
+    event = Metadata(id="urn:trustgraph:question:1", root="urn:trustgraph:question:1", user="alice",
+                     collection="services")
+    admission = await keeper.admit(REF, event, [Triple(s=iri("urn:trustgraph:question:1"), p=RDFS.label,
+                                                       o=literal("q"), g=RETRIEVAL_GRAPH)])
+    assert not [t for t in admission.write if t.g == HISTORY_GRAPH]
