@@ -17,7 +17,7 @@ def test_main_job_loads_the_corpus_and_traces_facts_to_documents(tmp_path):
     out = result.stdout
     assert "on the inproc bus" in out and "offline extractor (no LLM configured)" in out
     assert f"gateway http://127.0.0.1:{port}/; data in {tmp_path / 'data'}" in out
-    assert len(re.findall(r"loaded \S+\.md", out)) == 3
+    assert len(re.findall(r"loaded \S+\.md", out)) == 5
     counts = re.search(r"knowledge graph: (\d+) chunks, (\d+) facts in (\d+) subgraphs", out)
     assert counts and int(counts.group(1)) >= 3 and int(counts.group(2)) >= 10
     assert "(Helios Grid) --[depends on]--> (Corvid Analytics)" in out
