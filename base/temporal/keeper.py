@@ -85,7 +85,7 @@ class HistoryKeeper:
         valid_from = meta.date or await self.document_date(ref, meta.root) or recorded
         facts = [t for t in triples if t.g is DEFAULT_GRAPH and is_knowledge(t)]
         admission = Admission(write=list(triples))
-        if facts or any(t.g == SOURCE_GRAPH for t in triples):  # ingest, not a trace or a derived structure
+        if not attribution and (facts or any(t.g == SOURCE_GRAPH for t in triples)):  # ingest, not a trace
             admission.write += document_quads(meta.root, meta.time or recorded, valid_from)
         incoming: list[Record] = []
         for fact in facts:

@@ -23,14 +23,17 @@ from tracegraph.base.stores.graph_edit import replace_in_graph
 from tracegraph.base.stores.protocol import SOURCE_GRAPH, CollectionRef, TripleStore
 from tracegraph.base.stores.terms import read_nquads
 from tracegraph.base.stores.triples_registry import triple_store_for
-from tracegraph.base.temporal.keeper import Admission, HistoryKeeper
+from tracegraph.base.review.queue import Approved, decide, enqueue, list_items
+from tracegraph.base.temporal.keeper import Admission, Attribution, HistoryKeeper
+from tracegraph.base.temporal.records import quoted_fact, record_uri, retraction
 from tracegraph.flow.triples.temporal import answer as temporal_answer
 from tracegraph.flow.triples.functional import functional_predicates
 from tracegraph.flow.triples.removal import remove_document
 from tracegraph.schemas.ingest import Metadata, Triples, TriplesBatch
-from tracegraph.schemas.rdf import Triple, node_iris
+from tracegraph.schemas.rdf import Triple, fact_key, iri, node_iris
 from tracegraph.schemas.search import GraphUpdate
-from tracegraph.schemas.temporal import TemporalRequest, TemporalResponse
+from tracegraph.schemas.dates import now
+from tracegraph.schemas.temporal import ReviewRequest, ReviewResponse, TemporalRequest, TemporalResponse
 from tracegraph.schemas.triples import (
     DocumentRemovalRequest, DocumentRemovalResponse, GraphEditRequest, GraphEditResponse, SparqlQueryRequest,
     SparqlQueryResponse, TriplesQueryRequest, TriplesQueryResponse,
@@ -41,7 +44,8 @@ log = logging.getLogger(__name__)
 UPDATE_BATCH = 5000  # triples per GraphUpdate: a bulk load becomes many modest messages
 
 
-def _ref(meta: Metadata | TriplesQueryRequest | SparqlQueryRequest | DocumentRemovalRequest | TemporalRequest) -> CollectionRef:
+def _ref(meta: Metadata | TriplesQueryRequest | SparqlQueryRequest | DocumentRemovalRequest | TemporalRequest
+         | ReviewRequest) -> CollectionRef:
     return CollectionRef(meta.user, meta.collection)
 
 
@@ -81,6 +85,7 @@ class TriplesProcessor(FlowProcessor):
     remove = Service("remove", DocumentRemovalRequest, DocumentRemovalResponse, prefetch=2)
     edit = Service("edit", GraphEditRequest, GraphEditResponse, prefetch=2)
     temporal = Service("temporal", TemporalRequest, TemporalResponse, prefetch=4)
+    review = Service("review", ReviewRequest, ReviewResponse, prefetch=2)
     updates = Producer("graph-updates", GraphUpdate)
 
     def __init__(self, *args, **kwargs) -> None:
@@ -126,6 +131,10 @@ class TriplesProcessor(FlowProcessor):
         await self.announce(flow, graph_updates(message.metadata, added=_in_default_graph(admission.write),
                                                 removed=_in_default_graph(admission.displaced),
                                                 passages=new_passages(message.triples)))
+        if message.review:  # doubtful facts wait for a reviewer; one approved before goes straight in
+            enqueued = await enqueue(self.store, _ref(message.metadata), message)
+            for approved in enqueued.approved_again:
+                await self.admit_approved(_ref(message.metadata), flow, approved)
 
     @bulk.handler
     async def write_bulk(self, message: TriplesBatch, flow: Flow) -> None:
@@ -181,6 +190,50 @@ class TriplesProcessor(FlowProcessor):
             raise ConfigError("this triples service keeps no history (TG_HISTORY=false): no point-in-time "
                               "queries or diffs")
         yield await temporal_answer(self.store, _ref(req), req)
+
+    @review.handler
+    async def answer_review(self, req: ReviewRequest, flow: Flow) -> AsyncIterator[ReviewResponse]:
+        ref = _ref(req)
+        if req.operation == "list":
+            items, truncated = await list_items(self.store, ref, req.status, req.limit)
+            yield ReviewResponse(items=items, truncated=truncated)
+            return
+        decision = await decide(self.store, ref, req.ids, req.operation == "approve", req.reviewer or "admin", now())
+        for approved in decision.approved:
+            await self.admit_approved(ref, flow, approved)
+        for withdrawn in decision.withdrawn:
+            await self.withdraw(ref, flow, withdrawn)
+        yield ReviewResponse(changed=decision.changed, unknown=decision.unknown)
+
+    async def admit_approved(self, ref: CollectionRef, flow: Flow, approved: Approved) -> None:
+        """An approved fact joins the graph as if extracted, in its chunk's subgraph, its record
+        attributed to the reviewer (recorded when they approved it)."""
+        meta = Metadata(id=approved.chunk, root=approved.document, user=ref.user, collection=ref.collection)
+        triples = [approved.fact, *approved.labels]
+        if approved.subgraph:
+            triples.append(Triple(s=iri(approved.subgraph), p=TG.contains, o=quoted_fact(approved.fact), g=SOURCE_GRAPH))
+        admission = await self.store_admitted(
+            ref, meta, triples, {fact_key(approved.fact): approved.confidence},
+            attribution=Attribution(approved.reviewer, approved.reviewed_at, approved.item))
+        await self.announce(flow, graph_updates(meta, added=_in_default_graph(admission.write),
+                                                removed=_in_default_graph(admission.displaced)))
+
+    async def withdraw(self, ref: CollectionRef, flow: Flow, withdrawn: Approved) -> None:
+        """A fact approved, then rejected: out of its subgraph, out of the current graph unless another
+        chunk states it, and its record retracted."""
+        contains = Triple(s=iri(withdrawn.subgraph), p=TG.contains, o=quoted_fact(withdrawn.fact), g=SOURCE_GRAPH) \
+            if withdrawn.subgraph else None
+        removed: list[Triple] = []
+        if contains is not None:
+            await self.store.remove(ref, [contains])
+        if not await self.store.match(ref, p=TG.contains, o=quoted_fact(withdrawn.fact), g=SOURCE_GRAPH, limit=1):
+            removed = [withdrawn.fact]
+            await self.store.remove(ref, removed)
+        if self.history is not None:
+            record = record_uri(withdrawn.fact, withdrawn.document, withdrawn.reviewed_at)
+            await self.store.add(ref, [retraction(record, now())])
+        meta = Metadata(id=withdrawn.chunk, root=withdrawn.document, user=ref.user, collection=ref.collection)
+        await self.announce(flow, graph_updates(meta, removed=removed))
 
     @edit.handler
     async def edit_graph(self, req: GraphEditRequest, flow: Flow) -> AsyncIterator[GraphEditResponse]:
