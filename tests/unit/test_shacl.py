@@ -266,3 +266,88 @@ def test_agent_steps_with_upstreams_thought_and_observation_entities_conform():
     assert not [t for t in trace if t.s == iri(observation) and t.p == TG.document]
     assert_reported(validate_trace(replaced(trace, observation, PROV.wasDerivedFrom, iri(question))),
                     f"<{observation}>", "exactly one tg:Analysis")
+
+
+def review_and_history() -> list[Triple]:
+    """A pending review item, a decided one, and fact records as the history keeper writes them: one
+    superseded by a newer document's, one retracted, and the documents' own times beside them."""
+    from tracegraph.base.provenance.uris import review_item_uri
+    from tracegraph.base.review.items import StoredItem, item_quads
+    from tracegraph.base.temporal import records
+    from tracegraph.base.temporal.keeper import document_quads
+    from tracegraph.schemas.rdf import fact_key
+    owned = Triple(s=iri(HELIOS), p=iri("https://trustgraph.ai/r/owned-by"), o=iri(CORVID))
+    newer = Triple(s=iri(HELIOS), p=owned.p, o=iri("https://trustgraph.ai/e/orbis"))
+    pending = StoredItem(uri=review_item_uri(fact_key(FACT), CHUNK), fact=FACT, confidence=0.25, document=DOC,
+                         chunk=CHUNK, queued_at=STAMP, reason="inferred", subgraph=SUBGRAPH)
+    decided = StoredItem(uri=review_item_uri(fact_key(owned), CHUNK), fact=owned, confidence=0.1, document=DOC,
+                         chunk=CHUNK, queued_at=STAMP, status="approved", reviewer="bob", reviewed_at=STAMP)
+    old = records.record_uri(owned, DOC, STAMP)
+    new = records.record_uri(newer, "urn:doc:later", "2024-02-01T00:00:00Z")
+    return [*item_quads(pending), *item_quads(decided),
+            *records.record_quads(old, owned, DOC, STAMP, "2024-01-01T00:00:00Z", confidence=0.1),
+            *records.supersession(old, "2024-02-01T00:00:00Z", new, "2024-02-01T00:00:00Z"),
+            *records.record_quads(new, newer, "urn:doc:later", "2024-02-01T00:00:00Z", "2024-02-01T00:00:00Z"),
+            records.retraction(new, "2024-03-01T00:00:00Z"),
+            *document_quads(DOC, STAMP, "2024-01-01T00:00:00Z")]
+
+
+def test_review_items_and_fact_records_conform():
+    report = validate_trace(review_and_history())
+    assert report.conforms, report.messages
+
+
+def _record_and_item(triples: list[Triple]) -> tuple[str, str]:
+    record = next(t.s.iri for t in triples if t.p == TG.validUntil)
+    item = next(t.s.iri for t in triples if t.p == TG.reviewStatus and t.o == literal("approved"))
+    return record, item
+
+
+def test_a_record_without_valid_from_is_reported():
+    triples = review_and_history()
+    record, _ = _record_and_item(triples)
+    report = validate_trace(without(triples, record, TG.validFrom))
+    assert_reported(report, f"<{record}>", "tg:validFrom", "exactly one tg:validFrom")
+    assert len(report.messages) == 1
+
+
+def test_a_superseded_record_without_its_time_is_reported():
+    triples = review_and_history()
+    record, _ = _record_and_item(triples)
+    assert_reported(validate_trace(without(triples, record, TG.supersededAt)), f"<{record}>", "tg:supersededAt")
+
+
+def test_a_record_given_an_undated_validity_is_reported():
+    triples = review_and_history()
+    record, _ = _record_and_item(triples)
+    report = validate_trace([*without(triples, record, TG.validFrom),
+                             Triple(s=iri(record), p=TG.validFrom, o=literal("2024-01-01"), g="urn:graph:history")])
+    assert_reported(report, f"<{record}>", "tg:validFrom", "xsd:dateTime")
+
+
+def test_a_review_item_with_an_unknown_status_is_reported():
+    from tracegraph.base.stores.protocol import REVIEW_GRAPH
+    triples = review_and_history()
+    _, item = _record_and_item(triples)
+    report = validate_trace([*without(triples, item, TG.reviewStatus),
+                             Triple(s=iri(item), p=TG.reviewStatus, o=literal("maybe"), g=REVIEW_GRAPH)])
+    assert_reported(report, f"<{item}>", "tg:reviewStatus", "pending, approved or rejected", '"maybe"')
+
+
+def test_a_decided_review_item_says_who_and_when():
+    triples = review_and_history()
+    _, item = _record_and_item(triples)
+    report = validate_trace(without(without(triples, item, TG.reviewedAt), item, PROV.wasAttributedTo))
+    assert_reported(report, f"<{item}>", "tg:reviewedAt", "when it was decided")
+    assert_reported(report, f"<{item}>", "prov:wasAttributedTo", "who decided")
+
+
+def test_a_review_item_confidence_outside_0_to_1_is_reported():
+    from tracegraph.base.provenance.vocab import XSD
+    from tracegraph.base.stores.protocol import REVIEW_GRAPH
+    triples = review_and_history()
+    _, item = _record_and_item(triples)
+    report = validate_trace([*without(triples, item, TG.extractionConfidence),
+                             Triple(s=iri(item), p=TG.extractionConfidence, o=literal("1.5", XSD.decimal.iri),
+                                    g=REVIEW_GRAPH)])
+    assert_reported(report, f"<{item}>", "tg:extractionConfidence", "from 0 to 1")
