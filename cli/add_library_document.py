@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tracegraph.cli._client import command_parser, run
 from tracegraph.cli.api import Api
-from tracegraph.cli.library_upload import add_document
+from tracegraph.cli.library_upload import DATE_HELP, add_document
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -16,6 +16,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--title", help="title (default: the file name)")
     p.add_argument("--kind", help="text/plain, text/markdown or application/pdf (default: from the extension)")
     p.add_argument("--author", default="", help="who wrote the document")
+    p.add_argument("--date", default="", help=DATE_HELP)
     p.add_argument("--source-url", default="", help="where the document came from (default: the file's URI)")
     p.add_argument("--tag", action="append", default=[], help="a tag; repeat for several")
     p.add_argument("-C", "--collection", default="default", help="collection to store it in [default]")
@@ -23,7 +24,8 @@ def main(argv: list[str] | None = None) -> int:
 
     async def body(api: Api) -> None:
         meta = await add_document(api, args.file, collection=args.collection, kind=args.kind, title=args.title,
-                                  document_id=args.id, author=args.author, source=args.source_url, tags=args.tag)
+                                  document_id=args.id, author=args.author, source=args.source_url, tags=args.tag,
+                                  date=args.date)
         print(f"{meta['id']}  {meta['kind']}  {meta['size']:,} bytes  \"{meta['title']}\"")
 
     return run("tg-add-library-document", args, body)

@@ -13,6 +13,8 @@ from pathlib import Path
 from tracegraph.base.errors import ConfigError
 from tracegraph.cli.api import Api
 
+DATE_HELP = ("the document's own date, when its facts start to hold: YYYY-MM-DD or ISO 8601 "
+             "(default: a dating line in its text, such as \"Date: …\")")
 KINDS = {".txt": "text/plain", ".text": "text/plain", ".md": "text/markdown", ".markdown": "text/markdown",
          ".pdf": "application/pdf"}
 
@@ -50,14 +52,14 @@ def kind_of(path: Path, given: str | None) -> str:
 
 async def add_document(api: Api, path: Path, *, collection: str, kind: str | None = None, title: str | None = None,
                        document_id: str | None = None, author: str = "", source: str = "",
-                       tags: list[str] | None = None) -> dict:
-    """Upload one file; returns the stored document metadata."""
+                       tags: list[str] | None = None, date: str = "") -> dict:
+    """Upload one file; returns the stored document metadata. The librarian checks `date`."""
     try:
         content, uri = await asyncio.to_thread(lambda: (path.read_bytes(), path.resolve().as_uri()))
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
     meta = {"id": document_id or "", "kind": kind_of(path, kind), "title": title or path.stem,
-            "author": author, "source-url": source or uri, "tags": tags or [],
+            "author": author, "date": date, "source-url": source or uri, "tags": tags or [],
             "collection": collection}
     response = await api.request("librarian", {
         "operation": "add-document", "document-metadata": meta, "collection": collection,

@@ -10,7 +10,9 @@ from tqdm import tqdm
 from tracegraph.base.errors import ConfigError
 from tracegraph.cli._client import add_collection_arguments, command_parser, run
 from tracegraph.cli.api import Api
-from tracegraph.cli.library_upload import add_document, failed_chunks, kind_of, process, wait_for_extraction
+from tracegraph.cli.library_upload import (
+    DATE_HELP, add_document, failed_chunks, kind_of, process, wait_for_extraction,
+)
 
 
 def _main(prog: str, kinds: set[str], argv: list[str] | None) -> int:
@@ -21,6 +23,7 @@ def _main(prog: str, kinds: set[str], argv: list[str] | None) -> int:
     p.add_argument("--wait", action="store_true", help="follow extraction until every chunk is done")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds --wait may take [600]")
     p.add_argument("--author", default="", help="who wrote the documents (recorded with each)")
+    p.add_argument("--date", default="", help=f"{DATE_HELP}; the same for every file")
     p.add_argument("--tag", action="append", default=[], help="a tag for every document; repeat for several")
     args = p.parse_args(argv)
 
@@ -31,7 +34,8 @@ def _main(prog: str, kinds: set[str], argv: list[str] | None) -> int:
         ids = []
         with tqdm(total=len(args.files), unit="doc", desc="loading", disable=None) as bar:
             for path in args.files:
-                meta = await add_document(api, path, collection=args.collection, author=args.author, tags=args.tag)
+                meta = await add_document(api, path, collection=args.collection, author=args.author, tags=args.tag,
+                                          date=args.date)
                 await process(api, meta["id"], args.flow_id, args.collection)
                 ids.append(meta["id"])
                 bar.write(f"{path}: {meta['id']} ({meta['size']:,} bytes) → flow {args.flow_id}")

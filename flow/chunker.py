@@ -1,7 +1,8 @@
 """Chunker: a library document → pages (PDF) → overlapping chunks, each with its provenance.
 
 Chunk ids are uuid5 of (parent, index, size, overlap), so a redelivered or re-processed
-document yields the same chunks and the stores below write nothing twice.
+document yields the same chunks and the stores below write nothing twice. A document without a
+date in its metadata may give one in its text ("Date: …" near the top); every chunk carries it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from tracegraph.base.processor import FlowProcessor
 from tracegraph.base.provenance.extraction import Component, chunk_triples, page_triples
 from tracegraph.base.provenance.uris import chunk_uri, page_uri
 from tracegraph.base.specs import Client, Consumer, Parameter, Producer
+from tracegraph.base.temporal.dates import document_date
 from tracegraph.schemas.ingest import DocumentLoad, TextChunk, Triples
 from tracegraph.schemas.library import LibrarianRequest, LibrarianResponse
 
@@ -46,6 +48,8 @@ class ChunkerProcessor(FlowProcessor):
         response = await flow[self.librarian].request(LibrarianRequest(
             operation="get-document-content", document_id=meta.id, user=meta.user))
         pages = read_pages(base64.b64decode(response.content or ""), load.kind)
+        if not meta.date and pages:
+            meta = meta.model_copy(update={"date": document_date(pages[0].text) or ""})
         size, overlap = flow[self.chunk_size], flow[self.chunk_overlap]
         if not 0 <= overlap < size:
             raise ValueError(f"chunk-overlap {overlap} must be smaller than chunk-size {size}")

@@ -81,6 +81,8 @@ class HistoryKeeper:
     async def admit(self, ref: CollectionRef, meta: Metadata, triples: Sequence[Triple],
                     confidence: Mapping[str, float] | None = None,
                     attribution: Attribution | None = None) -> Admission:
+        if not meta.root:  # not from a document (an answer's own records): no history to keep
+            return Admission(write=list(triples), current=[t for t in triples if t.g is DEFAULT_GRAPH])
         recorded = (attribution.at if attribution else None) or meta.time or now()
         valid_from = meta.date or await self.document_date(ref, meta.root) or recorded
         facts = [t for t in triples if t.g is DEFAULT_GRAPH and is_knowledge(t)]

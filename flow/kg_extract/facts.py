@@ -1,4 +1,5 @@
-"""What an extractor finds in a chunk, and how it becomes triples with deterministic IRIs."""
+"""What an extractor finds in a chunk, how sure it is of each fact, and how the findings become
+triples with deterministic IRIs, sorted by the flow's review threshold."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from dataclasses import dataclass, field
 
 from tracegraph.base.provenance.uris import entity_uri, relation_uri
 from tracegraph.base.provenance.vocab import RDFS, SKOS
-from tracegraph.schemas.rdf import Triple, iri, literal
+from tracegraph.schemas.rdf import Triple, fact_key, iri, literal
 
 _WRAPPING = "\"'`´“”‘’«»„ \t\n,;:-–—"
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s$|(?<=s)['’]$")
@@ -34,10 +35,25 @@ def normalise_label(text: str, possessive: bool = True) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class Confidence:
+    """How sure an extractor is of one fact, in [0, 1], and what it rests on: the rule that made the
+    fact, or the checks it failed. A reviewer reads `reason` when the value falls below the threshold."""
+
+    value: float
+    reason: str = ""
+
+
+STATED = Confidence(1.0, "given as a fact")  # a hand-built Extraction: nothing to doubt
+
+
+@dataclass(frozen=True, slots=True)
 class Relation:
+    """subject —predicate→ object. Two relations are the same fact whatever their confidence."""
+
     subject: str
     predicate: str
     object: str
+    confidence: Confidence = field(default=STATED, compare=False)
 
 
 @dataclass(slots=True)
@@ -46,6 +62,7 @@ class Extraction:
 
     definitions: dict[str, str] = field(default_factory=dict)  # label -> definition ("" if none)
     relations: list[Relation] = field(default_factory=list)
+    definition_confidence: dict[str, Confidence] = field(default_factory=dict)  # label -> of its definition
 
     def labels(self) -> list[str]:
         seen = dict.fromkeys(self.definitions)
@@ -55,12 +72,27 @@ class Extraction:
         return list(seen)
 
 
-def to_triples(extraction: Extraction) -> tuple[list[Triple], list[Triple]]:
-    """(facts, labels): facts are what a subgraph `tg:contains` (relations and definitions);
-    labels name the entities and predicates the chunk mentions, and are not claims of the source.
-    An entity no fact mentions is still named: its subgraph `tg:mentions` it (`mentions`), which is
-    how a passage that only names something links to it, and how removal finds its label."""
-    facts: list[Triple] = []
+def rated_facts(extraction: Extraction) -> dict[Triple, Confidence]:
+    """The facts a subgraph may contain (definitions, then relations), each with the extractor's
+    confidence in it; a fact found twice keeps its stronger finding."""
+    rated: dict[Triple, Confidence] = {}
+
+    def add(fact: Triple, confidence: Confidence) -> None:
+        if fact not in rated or confidence.value > rated[fact].value:
+            rated[fact] = confidence
+
+    for text, definition in extraction.definitions.items():
+        if definition:
+            add(Triple(s=iri(entity_uri(text)), p=SKOS.definition, o=literal(definition)),
+                extraction.definition_confidence.get(text, STATED))
+    for r in extraction.relations:
+        add(Triple(s=iri(entity_uri(r.subject)), p=iri(relation_uri(r.predicate)), o=iri(entity_uri(r.object))),
+            r.confidence)
+    return rated
+
+
+def label_triples(extraction: Extraction) -> list[Triple]:
+    """An `rdfs:label` for every entity and predicate the chunk names, whatever becomes of its facts."""
     labels: dict[str, Triple] = {}
 
     def label(uri: str, text: str) -> None:
@@ -68,17 +100,56 @@ def to_triples(extraction: Extraction) -> tuple[list[Triple], list[Triple]]:
 
     for text, definition in extraction.definitions.items():
         if definition:
-            facts.append(Triple(s=iri(entity_uri(text)), p=SKOS.definition, o=literal(definition)))
             label(entity_uri(text), text)
     for r in extraction.relations:
         label(relation_uri(r.predicate), r.predicate)
         label(entity_uri(r.subject), r.subject)
         label(entity_uri(r.object), r.object)
-        facts.append(Triple(s=iri(entity_uri(r.subject)), p=iri(relation_uri(r.predicate)),
-                            o=iri(entity_uri(r.object))))
     for text in extraction.labels():
         label(entity_uri(text), text)
-    return list(dict.fromkeys(facts)), list(labels.values())
+    return list(labels.values())
+
+
+def to_triples(extraction: Extraction) -> tuple[list[Triple], list[Triple]]:
+    """(facts, labels): facts are what a subgraph `tg:contains` (relations and definitions);
+    labels name the entities and predicates the chunk mentions, and are not claims of the source.
+    An entity no fact mentions is still named: its subgraph `tg:mentions` it (`mentions`), which is
+    how a passage that only names something links to it, and how removal finds its label."""
+    return list(rated_facts(extraction)), label_triples(extraction)
+
+
+@dataclass(frozen=True, slots=True)
+class Triage:
+    """Facts sorted by a review threshold: `accepted` go to the graph, `queued` to the review queue."""
+
+    accepted: list[Triple]
+    queued: list[Triple]
+    confidence: dict[str, float]  # fact_key -> confidence, for every fact
+    reasons: dict[str, str]  # fact_key -> why it is doubted, for the queued facts
+
+
+def triage(rated: dict[Triple, Confidence], threshold: float) -> Triage:
+    """Split rated facts at `threshold` (a fact at exactly the threshold is accepted). Values are
+    rounded, so the same chunk always gives the same message.
+
+    >>> fact = Triple(s=iri("urn:a"), p=iri("urn:p"), o=iri("urn:b"))
+    >>> split = triage({fact: Confidence(0.21, "object 'b' not in the text")}, 0.3)
+    >>> split.accepted, len(split.queued), split.reasons[fact_key(fact)]
+    ([], 1, "object 'b' not in the text")
+    """
+    confidence = {fact_key(f): round(c.value, 3) for f, c in rated.items()}
+    accepted = [f for f in rated if confidence[fact_key(f)] >= threshold]
+    queued = [f for f in rated if confidence[fact_key(f)] < threshold]
+    return Triage(accepted, queued, confidence, {fact_key(f): rated[f].reason for f in queued})
+
+
+def strongest(relations: list[Relation]) -> list[Relation]:
+    """Each relation once, in order of first finding, with the highest confidence it was found with."""
+    kept: dict[Relation, Relation] = {}
+    for r in relations:
+        if r not in kept or r.confidence.value > kept[r].confidence.value:
+            kept[r] = r
+    return list(kept.values())
 
 
 def mentions(extraction: Extraction) -> list[str]:

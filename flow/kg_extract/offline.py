@@ -7,7 +7,7 @@ relations from a short verb phrase joining two entities ("was founded by"), or, 
 from two entities named together ("mentioned with"). Words that are capitalised only because
 they open a sentence, shouting, month names and nationality adjectives are kept out of
 relations, and so are predicates without a verb. Everything it writes is labelled
-`tg:extractor "offline"`."""
+`tg:extractor "offline"`, and each fact carries the strength of the rule that made it (below)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,25 @@ import re
 from dataclasses import dataclass, replace
 
 from tracegraph.base.provenance.uris import slug
-from tracegraph.flow.kg_extract.facts import Extraction, Relation, normalise_label
+from tracegraph.flow.kg_extract.facts import Confidence, Extraction, Relation, normalise_label, strongest
+
+# How far each rule's facts can be trusted: a judgement (not a measurement) of how often the rule
+# reads a sentence right, on the encyclopedic prose it was tuned on. A copula is hard to misread; a
+# verb phrase found far from its subject, or two names that merely share a sentence, much less so.
+# All stay at or above 0.35, so the default review threshold
+# (0.3) queues nothing offline: retrieval relies on every edge, "mentioned with" ones included.
+# A list after the object ("starring A, B and C") shares its relation and that relation's strength.
+COPULAR_KIND = Confidence(0.9, "offline rule: a copular sentence says what kind of thing it is ('X is a <kind>')")
+COPULAR_DEFINITION = Confidence(0.9, "offline rule: a copular sentence ('X is a …') taken as its definition")
+VERB_PHRASE = Confidence(0.8, "offline rule: a short verb phrase joins the two names ('X was founded by Y')")
+RELATIVE_CLAUSE = Confidence(0.7, "offline rule: a relative clause after the subject ('X, who was … of Y')")
+NAMING_SENTENCE = Confidence(0.6, "offline rule: the first sentence naming the title, taken as its definition")
+TAIL_PHRASE = Confidence(0.6, "offline rule: the verb phrase ending a longer stretch, its subject found over a "
+                              "comma or a description")
+OPENING_SENTENCE = Confidence(0.5, "offline rule: the passage's opening sentence (it never names the title), "
+                                   "taken as the title's definition")
+CO_OCCURRENCE = Confidence(0.4, "offline rule: two names in one sentence with no verb phrase between them "
+                                "('mentioned with')")
 
 
 def _words(text: str) -> frozenset[str]:
@@ -467,7 +485,8 @@ def extract(text: str, title: str = "") -> Extraction:
         _relate(result, tokens, [s for s in spans if not s.describes], subject, copula)
     if about.label and not result.definitions[about.label]:
         result.definitions[about.label] = naming or (sentences[0] if sentences else about.label)
-    result.relations = list(dict.fromkeys(result.relations))
+        result.definition_confidence[about.label] = NAMING_SENTENCE if naming else OPENING_SENTENCE
+    result.relations = strongest(result.relations)
     return result
 
 
@@ -529,9 +548,10 @@ def _define(result: Extraction, label: str, rest: list[str], sentence: str) -> b
         return False
     if not result.definitions.get(label):
         result.definitions[label] = sentence
+        result.definition_confidence[label] = COPULAR_DEFINITION
     kind = _kind(rest[2:]) if rest[1] != "the" else None
     if kind:
-        result.relations.append(Relation(label, "is a", kind))
+        result.relations.append(Relation(label, "is a", kind, COPULAR_KIND))
     return True
 
 
@@ -540,7 +560,8 @@ def _relate(result: Extraction, tokens: list[str], spans: list[_Span], subject: 
     """Relations between neighbouring entities. A list after the object shares its relation
     ("starring A, B and C"); after "X is a …", "written by" is about X ("X is an ALA Notable Book
     written by Y"); so is a phrase after a comma ("X is a film in Malayalam, directed by Y")."""
-    related, last = False, None
+    related = False
+    last: Relation | None = None  # the relation a list after its object shares
     starts = {s.start for s in spans}  # "Quentin Tarantino's Jackie Brown": the film, not its director
     spans = [s for s in spans if not (s.possessive and s.end in starts and s is not subject)]
     for a, b in zip(spans, spans[1:]):
@@ -548,36 +569,39 @@ def _relate(result: Extraction, tokens: list[str], spans: list[_Span], subject: 
         cut = _last_break(gap)
         clause = gap[cut:]
         listed = gap in ([","], ["and"], [",", "and"], ["&"], ["or"])
-        if last and last[2] == a.label and listed and not _verb(_next_word(tokens, b), first=True):
-            last = (last[0], last[1], b.label)
+        if last and last.object == a.label and listed and not _verb(_next_word(tokens, b), first=True):
+            last = replace(last, object=b.label)
         elif cut and clause[:1] in (["who"], ["which"], ["that"]):  # "Hall, who was the first president of"
             predicate = _predicate(clause) or _tail_phrase(clause)
-            last = (a.label, predicate, b.label) if predicate and not a.possessive else None
+            last = Relation(a.label, predicate, b.label, RELATIVE_CLAUSE) if predicate and not a.possessive else None
         else:
             core = gap[:-1] if gap[-1:] == [","] else gap  # "a remake of the American film, "It …""
-            last = _owned(a, subject, copula, last, core, _last_break(core))
-            last = last and (*last, b.label)
-        if last and slug(last[0]) != slug(last[2]):
-            result.relations.append(Relation(*last))
+            owned = _owned(a, subject, copula, last, core, _last_break(core))
+            last = Relation(owned[0], owned[1], b.label, owned[2]) if owned else None
+        if last and slug(last.subject) != slug(last.object):
+            result.relations.append(last)
             related = True
     distinct = list({slug(s.label): s.label for s in spans}.values())
     if not related and len(distinct) == 2:
-        result.relations.append(Relation(distinct[0], "mentioned with", distinct[1]))
+        result.relations.append(Relation(distinct[0], "mentioned with", distinct[1], CO_OCCURRENCE))
 
 
-def _owned(a: _Span, subject: _Span | None, copula: bool, last: tuple[str, str, str] | None, gap: list[str],
-           cut: int) -> tuple[str, str] | None:
-    """(subject label, predicate) of what the words between `a` and the next entity say about it."""
+def _owned(a: _Span, subject: _Span | None, copula: bool, last: Relation | None, gap: list[str],
+           cut: int) -> tuple[str, str, Confidence] | None:
+    """(subject label, predicate, the rule's strength) of what the words between `a` and the next
+    entity say about it."""
     predicate = None if a.possessive else _predicate(gap)
     if predicate and re.match(r"(?:is|was|are|were) (?:a|an|the) ", predicate):  # "is a film directed by"
         predicate = _tail_phrase(gap) or (predicate if predicate.split()[-1] in _PREPOSITIONS else None)
     lead = next((w for w in (predicate or "").split() if not _adverb(w)), "")
     if predicate and lead not in _VERBS and not lead.endswith(("ed", "ing")) and a is not subject:
         predicate = None  # "Bollywood actresses", "US cities as well as in": a guessed verb needs the subject
+    strength = VERB_PHRASE
     if predicate:
-        owner = last[0] if last and last[2] == a.label and gap[0] == "and" else a.label  # "by A and starring B"
+        shared = last and last.object == a.label and gap[0] == "and"  # "by A and starring B"
+        owner = last.subject if shared else a.label
     else:
-        predicate = _tail_phrase(gap[cut:], after_verb=not cut)
+        predicate, strength = _tail_phrase(gap[cut:], after_verb=not cut), TAIL_PHRASE
         if cut and subject and not subject.possessive:
             owner = subject.label
         else:
@@ -585,7 +609,7 @@ def _owned(a: _Span, subject: _Span | None, copula: bool, last: tuple[str, str, 
     if copula and subject and a is not subject and (re.fullmatch(r"\w+ by", predicate or "")
                                                     or predicate in ("starring", "featuring")):
         owner = subject.label
-    return (owner, predicate) if owner and predicate else None
+    return (owner, predicate, strength) if owner and predicate else None
 
 
 def _next_word(tokens: list[str], span: _Span) -> str:

@@ -1,5 +1,6 @@
 """kg-extract: each chunk → facts (default graph) + the subgraph that contains them (urn:graph:source)
-+ entity contexts for the graph embeddings. LLM when one is configured, otherwise offline."""
++ entity contexts for the graph embeddings. LLM when one is configured, otherwise offline. A fact
+whose confidence is below the flow's review-threshold goes to the review queue instead of the graph."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from tracegraph.base.flow import Flow
 from tracegraph.base.processor import FlowProcessor
 from tracegraph.base.provenance.extraction import Component, failed_extraction_triples, subgraph_triples
 from tracegraph.base.provenance.uris import entity_uri, subgraph_uri
-from tracegraph.base.specs import Client, Consumer, Producer
+from tracegraph.base.provenance.vocab import SKOS
+from tracegraph.base.specs import Client, Consumer, Parameter, Producer
 from tracegraph.flow.kg_extract import llm, offline
-from tracegraph.flow.kg_extract.facts import Extraction, mentioned, mentions, to_triples
+from tracegraph.flow.kg_extract.facts import Extraction, label_triples, mentioned, mentions, rated_facts, triage
 from tracegraph.schemas.ingest import EntityContext, EntityContexts, TextChunk, Triples
 from tracegraph.schemas.llm import TextCompletionRequest, TextCompletionResponse
 
@@ -28,6 +30,7 @@ class KnowledgeExtractor(FlowProcessor):
     triples = Producer("triples", Triples)
     entities = Producer("entity-contexts", EntityContexts)
     completion = Client("text-completion", TextCompletionRequest, TextCompletionResponse)
+    review_threshold = Parameter("review-threshold", float, default=0.3)
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -82,13 +85,17 @@ class KnowledgeExtractor(FlowProcessor):
     async def _emit(self, chunk: TextChunk, flow: Flow, extraction: Extraction, extractor: str,
                     model: str | None) -> None:
         meta = chunk.metadata
-        facts, labels = to_triples(extraction)
+        facts = triage(rated_facts(extraction), flow[self.review_threshold])
         subgraph = subgraph_uri(meta.id, extractor)
-        provenance = subgraph_triples(subgraph, meta.id, facts, component=COMPONENT, timestamp=meta.time,
+        provenance = subgraph_triples(subgraph, meta.id, facts.accepted, component=COMPONENT, timestamp=meta.time,
                                       extractor=extractor, llm_model=model, mentions=mentions(extraction))
-        await flow[self.triples].send(Triples(metadata=meta, triples=facts + labels + provenance))
-        contexts = [EntityContext(entity=entity_uri(label), label=label,
-                                  context=extraction.definitions.get(label, ""), chunk=meta.id)
+        await flow[self.triples].send(Triples(
+            metadata=meta, triples=facts.accepted + label_triples(extraction) + provenance,
+            confidence=facts.confidence, review=facts.queued, reasons=facts.reasons))
+        # A definition under review is no context to find its entity by: it may be the model's invention.
+        trusted = {fact.s.iri for fact in facts.accepted if fact.p == SKOS.definition}
+        contexts = [EntityContext(entity=entity_uri(label), label=label, chunk=meta.id,
+                                  context=extraction.definitions.get(label, "") if entity_uri(label) in trusted else "")
                     for label in mentioned(extraction)]
         if contexts:
             await flow[self.entities].send(EntityContexts(metadata=meta, entities=contexts))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import datetime
 import hashlib
 import logging
 from collections.abc import AsyncIterator
@@ -19,6 +18,7 @@ from tracegraph.base.provenance.extraction import document_triples
 from tracegraph.base.specs import Service
 from tracegraph.base.documents import PDF, TEXT_KINDS, check
 from tracegraph.flow.librarian.library import Library
+from tracegraph.schemas.dates import now, parse_instant
 from tracegraph.schemas.embeddings import VectorRemovalRequest, VectorRemovalResponse
 from tracegraph.schemas.fields import MAX_ID_CHARS, shown
 from tracegraph.schemas.ingest import DocumentLoad, Metadata, Triples
@@ -28,10 +28,6 @@ from tracegraph.schemas.library import (
 from tracegraph.schemas.triples import DocumentRemovalRequest, DocumentRemovalResponse
 
 log = logging.getLogger(__name__)
-
-
-def now() -> str:
-    return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class LibrarianProcessor(InterfaceUser):
@@ -67,6 +63,7 @@ class LibrarianProcessor(InterfaceUser):
             raise ConfigError("content is not valid base64") from None
         pages = check(content, meta.kind, self.settings.max_document_bytes)
         meta = meta.model_copy(update={
+            "date": _document_date(meta.date),
             "id": meta.id or f"urn:trustgraph:doc:{hashlib.sha256(content).hexdigest()[:32]}",
             "user": req.user, "collection": req.collection or meta.collection,
             "time": meta.time or now(), "size": len(content), "title": meta.title or meta.id})
@@ -110,7 +107,8 @@ class LibrarianProcessor(InterfaceUser):
             "collection": meta.collection, "time": record.time or now()})
         self.topics(record.flow, "document-load")  # fail before recording if the flow is unknown
         await self.library.add_processing(record)
-        metadata = Metadata(id=meta.id, root=meta.id, user=meta.user, collection=meta.collection, time=meta.time)
+        metadata = Metadata(id=meta.id, root=meta.id, user=meta.user, collection=meta.collection, time=meta.time,
+                            date=meta.date)
         description = document_triples(meta.id, title=meta.title or meta.id, mime_type=meta.kind, date=meta.time,
                                        source=meta.source or None, creator=meta.author or None)
         await self.send(record.flow, "triples-store", Triples(metadata=metadata, triples=description))
@@ -145,6 +143,15 @@ class LibrarianProcessor(InterfaceUser):
         return RemovalCounts(chunks=counts.chunks + len(triples.chunks),
                              vectors=counts.vectors + chunks.removed + entities.removed,
                              triples=counts.triples + triples.removed, flows=[*counts.flows, flow_id])
+
+
+def _document_date(given: str) -> str:
+    """The document's own date as canonical UTC text ("" when none is given); a bad one is refused,
+    naming the field, before anything is stored."""
+    try:
+        return parse_instant(given, "date") if given.strip() else ""
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _need_id(req: LibrarianRequest) -> str:

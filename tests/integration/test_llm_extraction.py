@@ -49,7 +49,8 @@ def one_chunk(tmp_path, name: str, text: str):
 async def test_llm_extraction_retries_malformed_json_and_records_failures(tmp_path):
     async with OpenAIStub(replies=["Sure! Here are the facts: Helios Grid...", GOOD]) as stub:
         async with ingest_stack(tmp_path, llm_url=stub.base_url, llm_model="stub-model", extractor="llm") as (api, _):
-            doc = await load_and_wait(api, one_chunk(tmp_path, "helios.md", "Helios Grid depends on Corvid Analytics."))
+            doc = await load_and_wait(api, one_chunk(tmp_path, "helios.md", "Helios Grid depends on Corvid Analytics. "
+                                                                    "Meridian Dam supplies power to Helios Grid."))
             [row] = [values(r) for r in (await api.flow_service("default", "sparql", {"query": SUBGRAPHS % doc}))
                      ["bindings"]]
             assert row["extractor"] == "llm" and row["model"] == "stub-model" and row["facts"] == "3"

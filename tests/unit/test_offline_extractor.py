@@ -9,6 +9,7 @@ from tracegraph.base.bus.inproc import InprocBackend
 from tracegraph.base.provenance.uris import entity_uri
 from tracegraph.base.provenance.vocab import SKOS
 from tracegraph.base.settings import RuntimeSettings
+from tracegraph.base.specs import Parameter
 from tracegraph.flow.kg_extract import offline
 from tracegraph.flow.kg_extract.facts import Relation, normalise_label, to_triples
 from tracegraph.flow.kg_extract.processor import KnowledgeExtractor
@@ -174,6 +175,8 @@ class _Flow:
         self.sinks: dict[str, _Sink] = {}
 
     def __getitem__(self, spec) -> _Sink:
+        if isinstance(spec, Parameter):
+            return spec.default  # a flow that sets no parameters: each takes its default
         return self.sinks.setdefault(spec.name, _Sink())
 
 
