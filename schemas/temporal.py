@@ -93,6 +93,7 @@ class TemporalResponse(ServiceResponse):
     known: str | None = None
     from_: str | None = Field(None, alias="from")
     to: str | None = None
+    end_of_stream: bool = False
 
 
 class ReviewRequest(Message):
@@ -139,3 +140,4 @@ class ReviewResponse(ServiceResponse):
     changed: list[str] = []  # ids approved or rejected by this request
     unknown: list[str] = []  # ids asked for that are not in the queue
     truncated: bool = False
+    end_of_stream: bool = False
