@@ -76,6 +76,9 @@ class RuntimeSettings(BaseSettings):
     retrieval_vector_cache_bytes: int = Field(32 * 2**20, ge=0, description="bytes of edge-text vectors an "
                                               "answering service keeps, so a question does not re-embed the edges "
                                               "the question before it read (0 = keep none)")
+    staleness_half_life_days: float = Field(365.0, gt=0, description="how fast older evidence weighs less "
+                                            "when answers rank it: weight 0.5 + 0.5·2^(−age/half-life), age in "
+                                            "days from its valid-from (a request's `half-life-days` overrides it)")
     extractor: Literal["auto", "llm", "offline"] = Field(
         "auto", description="knowledge extraction: LLM when configured (auto), always LLM, or offline")
 

@@ -1,4 +1,5 @@
-"""What `tg-invoke-graph-rag` and `tg-invoke-document-rag` share: the answer options, and one loop that
+"""What `tg-invoke-graph-rag`, `tg-invoke-document-rag` and `tg-search` share: the answer options (the
+question, the trace, streaming, sources, and when the answer stands: --as-of), and one loop that
 streams a RAG service's messages, prints each explain event as it arrives (-x), then the answer,
 its sources (--sources) and its token use (stderr)."""
 
@@ -17,12 +18,27 @@ def add_answer_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-x", "--explainable", action="store_true", help="print each explain event as it arrives")
     parser.add_argument("-s", "--streaming", action="store_true", help="print the answer as it is generated")
     parser.add_argument("--sources", action="store_true", help="list the source documents after the answer")
+    parser.add_argument("--as-of", metavar="DATE",
+                        help="answer from the graph as it held at DATE (YYYY-MM-DD, YYYY-MM or an ISO 8601 "
+                             "date-time): facts superseded since count, and documents dated later are left out "
+                             "[now]")
+    parser.add_argument("--half-life-days", type=float, metavar="DAYS",
+                        help="how fast older evidence weighs less when ranked: weight 0.5 + 0.5·2^(−age/DAYS), "
+                             "so 0.75 at DAYS old and never below 0.5 for age alone "
+                             "[the service's TG_STALENESS_HALF_LIFE_DAYS, 365]")
+
+
+def time_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """The request's `as-of` and `half-life-days`, when given."""
+    fields = {"as-of": args.as_of, "half-life-days": args.half_life_days}
+    return {k: v for k, v in fields.items() if v is not None}
 
 
 async def print_answer(api: Api, args: argparse.Namespace, service: str, limits: dict[str, Any]) -> dict[str, Any]:
     """Ask `service` the question; `limits` are the request's extra (kebab-case) fields. Returns the
     last message (the answer's metadata: sources, tokens, and for search the confidence block)."""
-    request = {"query": args.question, "collection": args.collection, "streaming": args.streaming, **limits}
+    request = {"query": args.question, "collection": args.collection, "streaming": args.streaming,
+               **time_fields(args), **limits}
     renderer = TraceRenderer(api, args.flow_id, args.collection)
     answer, final = [], {}
     async for message in api.stream(args.flow_id, service, request):

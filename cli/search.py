@@ -10,7 +10,7 @@ from typing import Any
 
 from tracegraph.cli._client import add_collection_arguments, command_parser, run
 from tracegraph.cli.api import Api
-from tracegraph.cli.rag_output import add_answer_arguments, print_answer
+from tracegraph.cli.rag_output import add_answer_arguments, print_answer, time_fields
 from tracegraph.schemas.search import STRATEGIES, WHOLE_ANSWER_STRATEGIES
 
 
@@ -52,7 +52,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 async def ask_json(api: Api, args: argparse.Namespace, fields: dict[str, Any]) -> dict[str, Any]:
-    request = {"query": args.question, "collection": args.collection, "explain": args.explainable, **fields}
+    request = {"query": args.question, "collection": args.collection, "explain": args.explainable,
+               **time_fields(args), **fields}
     answer, final = [], {}
     async for message in api.stream(args.flow_id, "search", request):
         if message.get("message_type") != "explain":

@@ -7,10 +7,12 @@ from __future__ import annotations
 import base64
 import logging
 from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 from tracegraph.base.errors import LlmUnavailable, RemoteError, TraceGraphError
 from tracegraph.base.flow import Flow
 from tracegraph.base.llm.completion import Completion
+from tracegraph.base.retrieval.history import HistoryPresence, has_history
 from tracegraph.base.retrieval.labels import fetch_labels
 from tracegraph.base.retrieval.lookup_cache import LabelCache, VectorCache
 from tracegraph.base.retrieval.passage_graph import PassageGraph, PassageGraphCache
@@ -45,6 +47,7 @@ class RetrievingProcessor(RagProcessor):
 
     async def start(self) -> None:
         self.passage_graphs = PassageGraphCache(self.settings.passage_graph_max_age)
+        self.history_presence = HistoryPresence(self.settings.passage_graph_max_age)
         self.label_cache = LabelCache(max_age=self.settings.passage_graph_max_age)
         self.vector_cache = VectorCache(self.settings.retrieval_vector_cache_bytes)
         await super().start()
@@ -53,6 +56,7 @@ class RetrievingProcessor(RagProcessor):
     async def on_graph_update(self, update: GraphUpdate, flow: Flow) -> None:
         scope = (update.metadata.user, update.metadata.collection)
         self.passage_graphs.invalidate(scope)
+        self.history_presence.invalidate(scope)
         self.label_cache.invalidate(scope, update.nodes)
         await self.graph_updated(scope, update)
 
@@ -61,6 +65,10 @@ class RetrievingProcessor(RagProcessor):
 
     def tools(self, flow: Flow, req: RagRequest) -> "BusRetrievalTools":
         return BusRetrievalTools(self, flow, req)
+
+    def time_of(self, req: RagRequest) -> dict[str, Any]:
+        """When the answer stands: the request's as-of date, and its half-life else the setting's."""
+        return {"as_of": req.as_of, "half_life_days": req.half_life_days or self.settings.staleness_half_life_days}
 
 
 class BusRetrievalTools:
@@ -73,6 +81,10 @@ class BusRetrievalTools:
 
     async def passage_graph(self) -> PassageGraph:
         return await self.p.passage_graphs.get((self.user, self.collection), self)
+
+    async def has_history(self) -> bool:
+        """Asked once per collection, until a graph update (see HistoryPresence)."""
+        return await self.p.history_presence.get((self.user, self.collection), lambda: has_history(self))
 
     async def embed(self, texts: Sequence[str]) -> list[Sequence[float]]:
         """Vectors as float32 rows; a text this process embedded for the collection before is not sent again."""

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from tracegraph.schemas.base import Message, ServiceResponse
+from tracegraph.schemas.dates import parse_instant
 from tracegraph.schemas.fields import Question
 from tracegraph.schemas.rdf import TripleList
 
@@ -20,6 +21,15 @@ class RagRequest(Message):
     streaming: bool = False
     explain: bool = True  # False: no explain events are sent or stored (the answer is unchanged)
     parent_uri: str | None = Field(None, alias="parent-uri")  # set by agent tools: the Question derives from it
+    # The graph as it held at this valid time (any form parse_instant takes; canonical UTC text after
+    # validation); None: now. Evidence weighs less with age: it counts half at `half-life-days`.
+    as_of: str | None = Field(None, alias="as-of")
+    half_life_days: float | None = Field(None, alias="half-life-days", gt=0, le=1_000_000)
+
+    @field_validator("as_of")
+    @classmethod
+    def _as_of(cls, value: str | None) -> str | None:
+        return None if value in (None, "") else parse_instant(value, "as-of")
 
 
 class GraphRagRequest(RagRequest):

@@ -81,6 +81,10 @@ class SearchRequest(RagRequest):
             raise ValueError(f"strategy {sorted(alone)[0]!r} answers on its own: do not combine it with other strategies")
         if self.global_search and chosen and chosen != {"global"}:
             raise ValueError("`global: true` answers from community reports: leave `strategies` unset")
+        if self.as_of and (alone or self.global_search):
+            # Community reports and the RAPTOR tree summarise the current graph: they have no past.
+            raise ValueError(f"as-of: {sorted(alone)[0] if alone else 'global'} answers from summaries of the "
+                             "current graph, which cannot be read as of a date; leave `as-of` unset")
         return self
 
 

@@ -5,7 +5,7 @@ PPR score on their tg:EdgeSelection (query.focus_triples)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from tracegraph.base.provenance.query import known_values, retrieval_triple
 from tracegraph.base.provenance.vocab import RDF, RDFS, TG
@@ -23,14 +23,18 @@ def seed_triples(exploration: str, seeds: Sequence, mint: Callable[[int], str]) 
     return out
 
 
-def chunk_selection_triples(exploration: str, passages: Sequence, mint: Callable[[int], str]) -> list[Triple]:
-    """`passages` have .uri, .score and .reason (base/retrieval/ppr.RankedPassage), best first."""
+def chunk_selection_triples(exploration: str, passages: Sequence, mint: Callable[[int], str],
+                            weights: Mapping[str, float] | None = None) -> list[Triple]:
+    """`passages` have .uri, .score and .reason (base/retrieval/ppr.RankedPassage), best first;
+    `weights` are their staleness weights by chunk, when they were weighed."""
     out: list[Triple] = []
     for index, passage in enumerate(passages):
         node = mint(index)
+        weight = (weights or {}).get(passage.uri)
         out += [retrieval_triple(exploration, TG.chunkSelection, iri(node)),
                 retrieval_triple(node, RDF.type, TG.ChunkSelection),
                 retrieval_triple(node, TG.chunk, iri(passage.uri)),
                 *known_values(node, {TG.rank: index + 1, TG.pprScore: f"{passage.score:.4f}",
-                                     TG.reasoning: passage.reason})]
+                                     TG.reasoning: passage.reason,
+                                     TG.stalenessWeight: None if weight is None else f"{weight:.4f}"})]
     return out

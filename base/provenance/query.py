@@ -15,7 +15,7 @@ import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tracegraph.base.provenance.vocab import PROV, RDF, RDFS, TG
+from tracegraph.base.provenance.vocab import PROV, RDF, RDFS, TG, XSD
 from tracegraph.base.stores.protocol import RETRIEVAL_GRAPH
 from tracegraph.schemas.rdf import IriTerm, Term, Triple, TripleTerm, iri, literal
 
@@ -93,6 +93,8 @@ class SelectedEdge:
     score: float | None = None
     concept: str | None = None  # the concept it matched best; None when that is the question itself
     ppr: float | None = None  # the PPR score of the passage the edge came from
+    staleness: float | None = None  # the factor its score was multiplied by for age and supersession
+    superseded: tuple[str, ...] = ()  # records of older values the edge's fact superseded
 
 
 def retrieval_triple(s: str, p: IriTerm, o: Term) -> Triple:
@@ -113,6 +115,11 @@ def known_values(uri: str, values: dict[IriTerm, object]) -> list[Triple]:
     return [retrieval_triple(uri, p, literal(v)) for p, v in values.items() if v is not None and v != ""]
 
 
+def comment_triples(uri: str, notes: Sequence[str]) -> list[Triple]:
+    """What a step says of itself in prose, one rdfs:comment per note."""
+    return [retrieval_triple(uri, RDFS.comment, literal(note)) for note in notes]
+
+
 def usage_triples(uri: str, usage: Usage | None) -> list[Triple]:
     """Token counts and model of a step's LLM calls; unknown counts are left out, not written as zero."""
     if usage is None:
@@ -131,6 +138,15 @@ def question_triples(question: str, query: str, started: str, parent: str | None
     ]
     if parent:
         out.append(retrieval_triple(question, PROV.wasDerivedFrom, iri(parent)))
+    return out
+
+
+def time_triples(question: str, as_of: str | None, half_life_days: float | None) -> list[Triple]:
+    """When a Question's answer stands: `as_of`, the valid time the graph was read at (None: now), and
+    the half-life its evidence was weighed with (None: it was not weighed, having no history)."""
+    out = [retrieval_triple(question, TG.asOf, literal(as_of, XSD.dateTime.iri))] if as_of else []
+    if half_life_days is not None:
+        out.append(retrieval_triple(question, TG.halfLifeDays, literal(f"{half_life_days:g}")))
     return out
 
 
@@ -163,7 +179,7 @@ def focus_triples(focus: str, exploration: str, sid: str, edges: Sequence[Select
                   method: str, notes: Sequence[str] = ()) -> list[Triple]:
     """Each selected edge as a `tg:EdgeSelection` quoting the edge `<<( s p o )>>` with its reason."""
     out = [*entity_triples(focus, TG.Focus, "Focus", exploration), retrieval_triple(focus, RDFS.comment, literal(method)),
-           *[retrieval_triple(focus, RDFS.comment, literal(note)) for note in notes], *usage_triples(focus, usage)]
+           *comment_triples(focus, notes), *usage_triples(focus, usage)]
     for index, edge in enumerate(edges):
         selection = edge_selection_uri(sid, index)
         out += [retrieval_triple(focus, TG.selectedEdge, iri(selection)), retrieval_triple(selection, RDF.type, TG.EdgeSelection),
@@ -176,6 +192,9 @@ def focus_triples(focus: str, exploration: str, sid: str, edges: Sequence[Select
             out.append(retrieval_triple(selection, TG.concept, literal(excerpt(edge.concept))))
         if edge.ppr is not None:
             out.append(retrieval_triple(selection, TG.pprScore, literal(f"{edge.ppr:.4f}")))
+        if edge.staleness is not None:
+            out.append(retrieval_triple(selection, TG.stalenessWeight, literal(f"{edge.staleness:.4f}")))
+        out += [retrieval_triple(selection, TG.supersededValue, iri(record)) for record in edge.superseded]
     return out
 
 

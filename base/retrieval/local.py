@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from tracegraph.base.errors import LlmUnavailable, QueryError, RemoteError
 from tracegraph.base.llm.completion import Completion
 from tracegraph.base.retrieval import passage_graph
+from tracegraph.base.retrieval.history import has_history
 from tracegraph.base.retrieval.labels import fetch_labels
 from tracegraph.base.retrieval.lookup_cache import LabelCache, VectorCache
 from tracegraph.base.retrieval.tools import RetrievedChunk
@@ -38,6 +39,7 @@ class LocalRetrievalTools:
         self.embedding_model = getattr(embedder, "name", None)
         self.saved: dict[str, str] = {}
         self._graph: passage_graph.PassageGraph | None = None
+        self._history: bool | None = None
         # As the answering services keep them (flow/retrieval_tools.py); for a collection that does not
         # change while these tools are used, as in a benchmark.
         self.label_cache = LabelCache() if cached else None
@@ -48,6 +50,12 @@ class LocalRetrievalTools:
         if self._graph is None:
             self._graph = await passage_graph.load(self)
         return self._graph
+
+    async def has_history(self) -> bool:
+        """Asked once per tools object, as the passage graph is built once."""
+        if self._history is None:
+            self._history = await has_history(self)
+        return self._history
 
     async def embed(self, texts: Sequence[str]) -> list[Sequence[float]]:
         if self.vector_cache is None:

@@ -63,6 +63,11 @@ class RetrievalTools(Protocol):
         """rdfs:label of each IRI that has one, in as few round trips as the store allows."""
         ...
 
+    async def has_history(self) -> bool:
+        """Whether the collection keeps any history (urn:graph:history), remembered as long as the
+        implementation keeps other per-collection answers. Tools without it are asked each time."""
+        ...
+
     async def sparql(self, query: str, *, limit: int, timeout: float) -> SparqlQueryResponse:
         """Read-only, bounded in rows and seconds; a refused or failed query raises RemoteError."""
         ...

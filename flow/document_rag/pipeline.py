@@ -19,6 +19,9 @@ from tracegraph.base.provenance.passages import chunk_selection_triples, seed_tr
 from tracegraph.base.retrieval.names import question_names
 from tracegraph.base.retrieval.passage_graph import passage_graph_of
 from tracegraph.base.retrieval.ppr import PassageRanking, PprLimits, rank_passages
+from tracegraph.base.retrieval.as_of import tools_as_of
+from tracegraph.base.retrieval.staleness import HALF_LIFE_DAYS
+from tracegraph.base.retrieval.timeline import Timeline
 from tracegraph.base.retrieval.titles import document_titles
 from tracegraph.base.retrieval.tools import RetrievalTools, RetrievedChunk
 from tracegraph.flow.document_rag import excerpts
@@ -69,9 +72,11 @@ def retrieval_note(ranking: PassageRanking, chunks: Sequence[RetrievedChunk]) ->
 
 
 class DocumentRagPipeline:
-    def __init__(self, tools: RetrievalTools, limits: Limits) -> None:
+    def __init__(self, tools: RetrievalTools, limits: Limits, *, as_of: str | None = None,
+                 half_life_days: float = HALF_LIFE_DAYS) -> None:
         self.tools = tools
         self.limits = limits
+        self.timeline = Timeline(tools, as_of, half_life_days)
 
     async def run(self, question: str, *, streaming: bool = False, explain: bool = True,
                   parent_uri: str | None = None, session_id: str | None = None) -> AsyncIterator[Step]:
@@ -81,8 +86,11 @@ class DocumentRagPipeline:
             raise ConfigError("empty question")
         sid = session_id or str(uuid.uuid4())
         q_uri = docrag.question_uri(sid)
+        await self.timeline.prepare()
+        self.tools = tools_as_of(self.tools, self.timeline)
         if explain:
-            yield Explain(q_uri, docrag.question_triples(q_uri, question, prov.now(), parent_uri))
+            yield Explain(q_uri, [*docrag.question_triples(q_uri, question, prov.now(), parent_uri),
+                                  *prov.time_triples(q_uri, self.timeline.as_of, self.timeline.half_life_used)])
         try:
             async for step in self._answer(sid, q_uri, question, streaming, explain):
                 if explain or not isinstance(step, Explain):
@@ -103,6 +111,7 @@ class DocumentRagPipeline:
         graph = await passage_graph_of(self.tools)
         ranking = await rank_passages(self.tools, graph, retrieval_text(question), vector, names,
                                       self.limits.candidates, PprLimits(candidates=self.limits.candidates))
+        weights = await self._weigh(ranking)
         chunks = await self._kept(ranking)
         kept = {c.uri for c in chunks}
         titles = await self._titles(chunks, {p.document: p.title for p in ranking.passages if p.title})
@@ -111,9 +120,12 @@ class DocumentRagPipeline:
             *docrag.exploration_triples(e_uri, g_uri, q_uri, [c.uri for c in chunks], retrieval_note(ranking, chunks)),
             *seed_triples(e_uri, ranking.seeds, lambda i: f"{docrag.step_uri('seed', sid)}/{i}"),
             *chunk_selection_triples(e_uri, [p for p in ranking.passages if p.uri in kept],
-                                     lambda i: f"{docrag.step_uri('chunk', sid)}/{i}")])
+                                     lambda i: f"{docrag.step_uri('chunk', sid)}/{i}", weights),
+            *prov.comment_triples(e_uri, [*self.timeline.notes, *([self.timeline.weighing_note] if weights else [])])])
 
-        synthesis = _Synthesis()
+        synthesis = _Synthesis(text=self.timeline.heading)  # an answer as of a date says so first
+        if synthesis.text and streaming:
+            yield Chunk(synthesis.text)
         async for piece in self._synthesise(question, vector, chunks, titles, streaming, synthesis):
             synthesis.text += piece.text
             if streaming:  # otherwise the whole answer travels in the final message
@@ -126,6 +138,14 @@ class DocumentRagPipeline:
                                                       synthesis.usage, synthesis.method))
         sources = list(dict.fromkeys((c.document, titles[c.document]) for c in chunks if c.document))
         yield Finished(synthesis.usage or Usage(), sources, synthesis.text)
+
+    async def _weigh(self, ranking: PassageRanking) -> dict[str, float]:
+        """Each ranked passage's staleness weight (its document's age, halved when it stated a value
+        since superseded), and the passages ranked again by score × weight; {} when nothing weighs."""
+        weights = await self.timeline.passage_weights([(p.uri, p.document or None) for p in ranking.passages])
+        if weights:
+            ranking.passages = sorted(ranking.passages, key=lambda p: p.score * weights[p.uri], reverse=True)
+        return weights
 
     async def _kept(self, ranking: PassageRanking) -> list[RetrievedChunk]:
         """The first `doc_limit` ranked passages with distinct texts. Passages the graph reached

@@ -24,7 +24,7 @@ class DocumentRagProcessor(RetrievingProcessor):
         # Upstream's client sends `fetch-limit: 0` to mean its default.
         limits = Limits(doc_limit=req.doc_limit or self.limits.doc_limit,
                         fetch_limit=req.fetch_limit or self.limits.fetch_limit)
-        pipeline = DocumentRagPipeline(self.tools(flow, req), limits)
+        pipeline = DocumentRagPipeline(self.tools(flow, req), limits, **self.time_of(req))
         steps = pipeline.run(req.query, streaming=req.streaming, explain=req.explain, parent_uri=req.parent_uri)
         # Upstream ends a Document RAG stream with an `end` message.
         async for response in self.rag_responses(flow, req, steps, DocumentRagResponse, stream_end="end"):

@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from tracegraph.base.provenance.query import SelectedEdge, excerpt
 from tracegraph.base.retrieval.ppr import best_of_each_passage_first
-from tracegraph.schemas.rdf import Triple
+from tracegraph.base.retrieval.staleness import weighed_score
+from tracegraph.base.retrieval.timeline import EdgeWeight
+from tracegraph.schemas.rdf import Triple, fact_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +81,25 @@ def score_edges(edges: Sequence[Edge], edge_vectors: Sequence[Sequence[float]], 
         reach = edge.ppr if edge.ppr is not None else 1 / (1 + 0.25 * edge.hops)
         scored.append(Scored(edge, weight * best * reach, best, concepts[best_index[i]]))
     return sorted(scored, key=lambda s: s.score, reverse=True)
+
+
+def weighed(scored: Sequence[Scored], weights: Mapping[str, EdgeWeight]) -> list[Scored]:
+    """Each score times its edge's staleness weight (timeline.EdgeWeight, by fact_key), best first
+    again; `scored` as it is when nothing was weighed."""
+    if not weights:
+        return list(scored)
+    unweighed = EdgeWeight(1.0)
+    return sorted((replace(s, score=weighed_score(s.score, weights.get(fact_key(s.edge.triple), unweighed).weight))
+                   for s in scored), key=lambda s: s.score, reverse=True)
+
+
+def with_staleness(selected: Sequence[SelectedEdge], weights: Mapping[str, EdgeWeight]) -> list[SelectedEdge]:
+    """The selected edges carrying their staleness weight and the older values they superseded."""
+    out = []
+    for edge in selected:
+        weight = weights.get(fact_key(Triple(s=edge.s, p=edge.p, o=edge.o)))
+        out.append(edge if weight is None else replace(edge, staleness=weight.weight, superseded=weight.superseded))
+    return out
 
 
 def offline_selection(scored: Sequence[Scored], limit: int, floor: float = 0.0) -> tuple[list[SelectedEdge], list[str]]:

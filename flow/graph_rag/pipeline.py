@@ -15,13 +15,16 @@ from tracegraph.base.provenance.query import SelectedEdge, Usage
 from tracegraph.base.provenance.vocab import DC, PROV, RDFS, READABLE_PREDICATES, TG, is_knowledge
 from tracegraph.base.stores.protocol import SOURCE_GRAPH
 from tracegraph.flow.graph_rag.focus import (
-    FOCUS_SYSTEM, Edge, focus_prompt, offline_selection, parse_selection, score_edges,
+    FOCUS_SYSTEM, Edge, Scored, focus_prompt, offline_selection, parse_selection, score_edges, weighed, with_staleness,
 )
 from tracegraph.base.provenance import passages as passages_trace
 from tracegraph.base.retrieval.names import question_names
 from tracegraph.base.retrieval.distinct_lines import distinct_texts
 from tracegraph.base.retrieval.passage_graph import PassageGraph, passage_graph_of
 from tracegraph.base.retrieval.ppr import PassageRanking, RankedPassage, rank_passages
+from tracegraph.base.retrieval.as_of import tools_as_of
+from tracegraph.base.retrieval.staleness import HALF_LIFE_DAYS
+from tracegraph.base.retrieval.timeline import Timeline
 from tracegraph.base.stores.keyword import readable
 from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Term, Triple, TripleTerm, iri, literal
 
@@ -91,9 +94,11 @@ class _Session:
 
 
 class GraphRagPipeline:
-    def __init__(self, tools, limits: Limits) -> None:
+    def __init__(self, tools, limits: Limits, *, as_of: str | None = None,
+                 half_life_days: float = HALF_LIFE_DAYS) -> None:
         self.tools = tools
         self.limits = limits
+        self.timeline = Timeline(tools, as_of, half_life_days)
         self.llm = True  # cleared when the LLM says it is not configured
         self.graph: PassageGraph | None = None
         self.ranked: list[RankedPassage] = []  # the passages Exploration read, best first
@@ -105,7 +110,9 @@ class GraphRagPipeline:
             raise ConfigError("empty question")
         session = _Session(session_id or str(uuid.uuid4()))
         q_uri = prov.question_uri(session.sid)
-        yield Explain(q_uri, self.question_triples(q_uri, question, parent_uri))
+        await self.timeline.prepare()
+        self.tools = tools_as_of(self.tools, self.timeline)
+        yield Explain(q_uri, [*self.question_triples(q_uri, question, parent_uri), *self.time_triples(q_uri)])
         try:
             async for step in self._answer(session, q_uri, question, streaming):
                 yield step
@@ -115,6 +122,13 @@ class GraphRagPipeline:
 
     def question_triples(self, q_uri: str, question: str, parent_uri: str | None) -> list[Triple]:
         return prov.question_triples(q_uri, question, prov.now(), parent_uri)
+
+    def time_triples(self, q_uri: str) -> list[Triple]:
+        """The as-of date the answer stands at, and the half-life its evidence was weighed with."""
+        return prov.time_triples(q_uri, self.timeline.as_of, self.timeline.half_life_used)
+
+    def time_notes(self, step: str) -> list[Triple]:
+        return prov.comment_triples(step, self.timeline.notes)
 
     async def _answer(self, session: _Session, q_uri: str, question: str, streaming: bool) -> AsyncIterator[Step]:
         sid = session.sid
@@ -139,6 +153,7 @@ class GraphRagPipeline:
             edges = await self._explore(session, seeds)
             explored = prov.exploration_triples(e_uri, g_uri, len(edges), seeds)
         yield Explain(e_uri, [*explored, prov.retrieval_triple(e_uri, PROV.wasGeneratedBy, iri(q_uri)),
+                              *self.time_notes(e_uri),
                               *(prov.nothing_found_triples(e_uri, NO_EDGES) if not edges else [])])
 
         # An edge that matched the whole question best names no concept: the Question holds the text.
@@ -177,6 +192,7 @@ class GraphRagPipeline:
             for fact in (self.graph.facts[vertex] if vertex is not None else ())[: self.limits.triple_limit]:
                 if len(found) < self.limits.max_subgraph_size:
                     found.setdefault(fact, (rank, passage.score))
+        found = {t: found[t] for t in await self.timeline.holding(list(found))}  # not what was superseded since
         await self._fetch_labels(session, [term for t in found for term in (t.s, t.p, t.o)])
         return [Edge(t, (await self._label(session, t.s), await self._label(session, t.p),
                          await self._label(session, t.o)), 0, rank, ppr) for t, (rank, ppr) in found.items()]
@@ -269,9 +285,17 @@ class GraphRagPipeline:
 
     async def _focus(self, question: str, edges: list[Edge], concepts: list[str | None], vectors: list[list[float]]
                      ) -> tuple[list[SelectedEdge], Usage | None, str, list[str]]:
+        """The edges to answer from, each score weighed by its evidence's age before any is chosen."""
         if not edges:
             return [], None, "no edges to select from", []
         scored = score_edges(edges, await self.tools.embed([e.text for e in edges]), concepts, vectors)
+        weights = await self.timeline.edge_weights([s.edge.triple for s in scored])
+        chosen, usage, method, notes = await self._select(question, weighed(scored, weights))
+        if weights:
+            notes = [*notes, self.timeline.weighing_note]
+        return with_staleness(chosen, weights), usage, method, notes
+
+    async def _select(self, question: str, scored: list[Scored]) -> tuple[list[SelectedEdge], Usage | None, str, list[str]]:
         limit = self.limits.edge_limit
         if self.llm:
             candidates = scored[: self.limits.llm_candidates]
@@ -294,10 +318,15 @@ class GraphRagPipeline:
     async def _synthesis(self, session: _Session, question: str, selected: list[SelectedEdge], streaming: bool,
                          into: "Synthesised") -> AsyncIterator[Chunk]:
         """The answer's chunks, when streaming (otherwise the whole answer travels in the final
-        message); the whole answer, its LLM use and method are left in `into`."""
+        message); the whole answer, its LLM use and method are left in `into`. An answer as of a
+        date says so first."""
+        heading = self.timeline.heading
+        if heading and streaming:
+            yield Chunk(heading)
         async for piece in self._collect(session, self._synthesise(session, question, selected, streaming),
                                          streaming, into):
             yield piece
+        into.answer = heading + into.answer
 
     async def _collect(self, session: _Session, pieces: AsyncIterator[Chunk | Completion], streaming: bool,
                        into: "Synthesised") -> AsyncIterator[Chunk]:

@@ -26,7 +26,7 @@ class GraphRagProcessor(RetrievingProcessor):
             "entity_limit": req.entity_limit, "triple_limit": req.triple_limit,
             "max_subgraph_size": req.max_subgraph_size, "max_path_length": req.max_path_length,
             "edge_limit": req.edge_limit}.items() if v is not None}
-        pipeline = GraphRagPipeline(self.tools(flow, req), replace(self.limits, **overrides))
+        pipeline = GraphRagPipeline(self.tools(flow, req), replace(self.limits, **overrides), **self.time_of(req))
         steps = pipeline.run(req.query, streaming=req.streaming, parent_uri=req.parent_uri)
         async for response in self.rag_responses(flow, req, steps, GraphRagResponse):
             yield response

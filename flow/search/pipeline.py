@@ -24,6 +24,8 @@ from tracegraph.base.retrieval.nl_sparql import SchemaSummary
 from tracegraph.base.retrieval.confidence import Support, assess
 from tracegraph.base.retrieval.fusion import Fused, reciprocal_rank_fusion
 from tracegraph.base.retrieval.rerank import Reranker
+from tracegraph.base.retrieval.staleness import HALF_LIFE_DAYS, weighed_score
+from tracegraph.flow.graph_rag.focus import with_staleness
 from tracegraph.flow.graph_rag.pipeline import (
     Explain, GraphRagPipeline, Synthesised, _Session, merged_sources, retrieval_text,
 )
@@ -39,7 +41,7 @@ from tracegraph.flow.search.global_search import GlobalAnswer, ReportShelf
 from tracegraph.flow.search.raptor_search import RaptorAnswer, TreeShelf
 from tracegraph.flow.search.results import EvidenceItem, SearchFinished, synthesis_step
 from tracegraph.flow.search.strategies import Context, Limits, Run
-from tracegraph.schemas.rdf import Triple, iri, node_iris
+from tracegraph.schemas.rdf import Triple, fact_key, iri, node_iris
 
 # A node every graph update touches: entries that depend on the whole collection (its schema) use it.
 ANY_CHANGE = "urn:tracegraph:cache:any-change"
@@ -69,8 +71,9 @@ class SearchPipeline(GraphRagPipeline):
     def __init__(self, tools, limits: Limits, *, reranker: Reranker, cache: SubgraphCache | None = None,
                  scope: tuple[str, str] = ("default", "default"), strategies: Sequence[str] | None = None,
                  hyde: bool | None = None, global_search: bool | None = None, shelf: ReportShelf | None = None,
-                 tree: TreeShelf | None = None) -> None:
-        super().__init__(tools, GraphRagLimits())
+                 tree: TreeShelf | None = None, as_of: str | None = None, half_life_days: float = HALF_LIFE_DAYS
+                 ) -> None:
+        super().__init__(tools, GraphRagLimits(), as_of=as_of, half_life_days=half_life_days)
         self.search_limits = limits
         self.reranker, self.cache, self.scope = reranker, cache, scope
         self.strategies, self.hyde = tuple(strategies) if strategies else None, hyde
@@ -113,18 +116,21 @@ class SearchPipeline(GraphRagPipeline):
         yield Explain(e_uri, [*prov.exploration_triples(e_uri, g_uri, len(fused), seeds),
                               prov.retrieval_triple(e_uri, PROV.wasGeneratedBy, iri(q_uri)),
                               *seed_triples(e_uri, ppr_seeds, lambda i: prov.seed_uri(sid, i)),
-                              *trace.strategy_triples(e_uri, sid, records)])
+                              *trace.strategy_triples(e_uri, sid, records), *self.time_notes(e_uri)])
 
         kept = await self.rerank(ctx, fused, await self._passages(runs, fused[: limits.rerank_pool]))
         selected = [SelectedEdge(f.key.s, f.key.p, f.key.o, reasoning=_reason(f, score, rank), score=score,
                                  ppr=ppr_scores.get(f.key))
                     for rank, (f, score) in enumerate(kept, start=1)]
+        staleness = await self.timeline.edge_weights([f.key for f, _ in kept])  # read by rerank: no query
+        selected = with_staleness(selected, staleness)
         f_uri = prov.step_uri("focus", sid)
         weighing = ", ".join(f"{n} ×{w:g}" for n, w in weights.items() if n in runs)
         focus = prov.focus_triples(f_uri, e_uri, sid, selected, None,
                                    f"RRF (k={limits.rrf_k}) over {', '.join(runs) or 'no strategy'}"
                                    + (f" weighted for a {route.query_type} question ({weighing})" if weighing else "")
-                                   + f", then reranked by {self.reranker.name}")
+                                   + f", then reranked by {self.reranker.name}",
+                                   [self.timeline.weighing_note] if staleness else [])
         for index, (f, _) in enumerate(kept):
             focus += trace.selection_detail_triples(prov.edge_selection_uri(sid, index), f.score, list(f.ranks))
         yield Explain(f_uri, [*focus, *trace.fusion_triples(f_uri, limits.rrf_k, self.reranker.name),
@@ -157,6 +163,8 @@ class SearchPipeline(GraphRagPipeline):
             return self.strategies[0]
         if self.global_search:
             return "global"
+        if self.timeline.as_of:  # community reports summarise the current graph: they have no past
+            return None
         if self.global_search is None and self.strategies is None and route.query_type == "strategic":
             return "global" if await self.shelf.reports(self.scope, self.tools) else None
         return None
@@ -229,8 +237,19 @@ class SearchPipeline(GraphRagPipeline):
         await asyncio.gather(*jobs)
         if any(r.fell_back for r in runs.values()) and "vector" not in runs:
             await one("vector", lambda: st.vector_strategy(ctx, self.hyde, keyword_texts), {})
+        if self.timeline.kept:
+            await self._held(runs)
         order = [n for n in ("ppr", "graph", "sparql", "bm25", "vector") if n in runs]
         return {n: runs[n] for n in order}, [records[n] for n in order]
+
+    async def _held(self, runs: dict[str, Run]) -> None:
+        """Every strategy keeps the facts that held at the answer's time (Timeline.holding): as of a
+        date the walk and keyword search already read them so, but NL→SPARQL reads the current graph,
+        and the ppr strategy, at any time, the facts passages stated, some since superseded. The
+        records read here are the ones the staleness weights need: no second query."""
+        held = {fact_key(t) for t in await self.timeline.holding([t for r in runs.values() for t, _ in r.ranked])}
+        for run in runs.values():
+            run.ranked = [(t, score) for t, score in run.ranked if fact_key(t) in held]
 
     async def _graph(self, ctx: Context, hops: int) -> Run:
         seeds = {e: 1.0 for e in ctx.named}
@@ -246,7 +265,8 @@ class SearchPipeline(GraphRagPipeline):
                       params: dict) -> tuple[Run, trace.StrategyRecord]:
         started = time.perf_counter()
         use = self.cache is not None and name not in NOT_CACHED
-        key = cache_key(self.scope, name, {**params, "limits": repr(ctx.limits)}) if use else ""
+        as_of = {"as-of": self.timeline.as_of} if self.timeline.as_of else {}
+        key = cache_key(self.scope, name, {**params, **as_of, "limits": repr(ctx.limits)}) if use else ""
         hit = await self.cache.get(self.scope, key) if use else None
         run = Run.from_json(hit) if hit is not None else await compute()
         if use and hit is None and not run.fell_back:
@@ -289,10 +309,15 @@ class SearchPipeline(GraphRagPipeline):
         pool = list(fused[: ctx.limits.rerank_pool])
         if not pool:
             return []
+        weights = await self.timeline.edge_weights([f.key for f in pool])
+        weight = [weights[fact_key(f.key)].weight if weights else 1.0 for f in pool]
+        if weights:  # fused scores weighed by age before anything is ranked by them
+            order = sorted(range(len(pool)), key=lambda i: pool[i].score * weight[i], reverse=True)
+            pool, weight = [pool[i] for i in order], [weight[i] for i in order]
         texts = await ctx.texts([f.key for f in pool])
         for f, text in zip(pool, texts):
             ctx.sentences.setdefault(f.key, text)
-        scores = await self.reranker.scores(ctx.question, texts)
+        scores = [weighed_score(s, w) for s, w in zip(await self.reranker.scores(ctx.question, texts), weight)]
         by_reranker = sorted(range(len(pool)), key=lambda i: (scores[i], pool[i].score), reverse=True)
         if getattr(self.reranker, "decisive", False):
             order = by_reranker

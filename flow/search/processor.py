@@ -57,7 +57,7 @@ class SearchProcessor(RetrievingProcessor):
         pipeline = SearchPipeline(tools, replace(self.limits, **overrides), reranker=reranker,
                                   cache=self.cache if req.use_cache else None, scope=(req.user, req.collection),
                                   strategies=req.strategies, hyde=req.hyde, global_search=req.global_search,
-                                  shelf=self.shelf, tree=self.tree)
+                                  shelf=self.shelf, tree=self.tree, **self.time_of(req))
         finished: list[SearchFinished] = []
 
         async def steps():
