@@ -49,6 +49,8 @@ SELECT ?s ?p ?o ?chunk ?chunkLabel ?title ?extractor WHERE {
 
 
 STRATEGIC = "What are the top risks across the platform?"
+POINT_IN_TIME = "Who owns Skyline?"  # the two dated Skyline reviews disagree: 2024 and 2025 owners
+AS_OF = "2024-06-01"
 OFFLINE_ANSWER = "Offline answer (no LLM configured)"  # how every offline answer begins
 WIDTH = 110
 
@@ -67,6 +69,9 @@ def parser() -> argparse.ArgumentParser:
                    help="the question asked at the end [What does Helios Grid depend on?]")
     p.add_argument("--strategic", default=STRATEGIC,
                    help=f"the corpus-wide question answered from community reports [{STRATEGIC}]")
+    p.add_argument("--point-in-time", default=POINT_IN_TIME,
+                   help=f"the question answered as of --as-of and today, from the graph's history [{POINT_IN_TIME}]")
+    p.add_argument("--as-of", default=AS_OF, help=f"the earlier date of that question, YYYY-MM-DD [{AS_OF}]")
     return p
 
 
@@ -82,10 +87,16 @@ def value(row: dict, name: str) -> str:
 
 def answer_text(text: str) -> str:
     """An answer under its `Answer:` label. An offline answer's header ("Offline answer (no LLM
-    configured), quoting …:") joins the label as "Answer: offline (no LLM configured), quoting …:"."""
+    configured), quoting …:") joins the label as "Answer: offline (no LLM configured), quoting …:",
+    after the "As of DATE:" line of an answer from an earlier graph."""
     text = text.strip()
+    as_of = re.match(r"As of [^\n]*:\n", text)
+    if as_of:
+        text = text[as_of.end():]
     if text.startswith(OFFLINE_ANSWER):
         text = "offline" + text[len("Offline answer"):]
+    if as_of:
+        text = as_of.group(0) + text
     first, *rest = text.splitlines() or [""]
     return "\n".join([f"  Answer: {first}", *(f"    {line}" for line in rest)])
 
@@ -130,7 +141,8 @@ async def explained(api: Api, service: str, request: dict, trim: Callable[[list[
     return final
 
 
-async def demo(api: Api, files: list[Path], timeout: float, question: str, strategic: str) -> None:
+async def demo(api: Api, files: list[Path], timeout: float, question: str, strategic: str,
+               point_in_time: str = POINT_IN_TIME, as_of: str = AS_OF) -> None:
     started = time.perf_counter()
     ids = []
     for path in files:
@@ -157,6 +169,7 @@ async def demo(api: Api, files: list[Path], timeout: float, question: str, strat
     await ask_documents(api, question)
     await ask_agent(api, question)
     await ask_globally(api, strategic)
+    await ask_as_of(api, point_in_time, as_of)
     print("\nstored explain traces (tg-list-explain-traces):")
     for trace in await list_traces(api, "default", "default", sub_traces_too=True):
         part = f"  (part of {trace.parent})" if trace.parent else ""
@@ -217,6 +230,29 @@ async def ask_globally(api: Api, question: str, wait: float = 60.0) -> None:
           f"{block.get('source_density')} source document(s)")
 
 
+async def ask_as_of(api: Api, question: str, as_of: str) -> None:
+    """One question answered from the graph as it held on an earlier date, then as it holds today:
+    the 2025 Skyline review superseded the 2024 one's owner, and the graph keeps both in its history."""
+    for when in (as_of, None):
+        print(f"\nGraphRAG, {'as of ' + when if when else 'today'}: {question!r}")
+        final = await explained(api, "graph-rag", {"query": question, **({"as-of": when} if when else {})},
+                                at_most(2, "      Edge:", "tg-show-explain-trace shows them all"),
+                                steps=("question", "focus"))
+        print(answer_text(final.get("response", "")))
+    changes = (await api.flow_service("default", "temporal", {"operation": "diff", "from": as_of,
+                                                              "to": time.strftime("%Y-%m-%d")}))
+    changed = [c for c in changes.get("changes", []) if c["change"] == "changed"]
+    labels = changes.get("labels", {})
+    print(f"\nchanged since {as_of} (tg-graph-diff): {len(changed)} value(s) replaced")
+    for change in changed[:3]:
+        (s, p, new), old = (_named(change["fact"][k], labels) for k in "spo"), _named(change["previous"]["o"], labels)
+        print(f"  {s} {p}: {old} -> {new}")
+
+
+def _named(term: dict, labels: dict[str, str]) -> str:
+    return labels.get(term.get("i", ""), term.get("v") or term.get("i", ""))
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     base = settings_from(args)
@@ -237,7 +273,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"gateway http://127.0.0.1:{port}/; data in {settings.data_dir}")
             extraction = "LLM at " + settings.llm_url if settings.llm_url else "offline extractor (no LLM configured)"
             print(f"loading {len(files)} document(s); knowledge extraction: {extraction}")
-            await demo(Api(f"http://127.0.0.1:{port}/"), files, args.timeout, args.question, args.strategic)
+            await demo(Api(f"http://127.0.0.1:{port}/"), files, args.timeout, args.question, args.strategic,
+                       args.point_in_time, args.as_of)
         print("done")
 
     async def body() -> int:

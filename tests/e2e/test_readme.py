@@ -39,12 +39,19 @@ def test_main_job_loads_the_corpus_and_traces_facts_to_documents(tmp_path):
     for section in (graph_rag, documents, agent):
         assert len(re.findall(r"^  Answer: offline \(no LLM configured\), quoting the ", section, re.M)) == 1
     assert "Offline answer" not in out and "answer:" not in out
-    strategic = out.split("Global search (community reports), explained")[1].split("stored explain traces")[0]
+    strategic = out.split("Global search (community reports), explained")[1].split("GraphRAG, as of")[0]
     assert re.search(r"Report: .+\[score [0-9.]+\]\n\s+Reason: offline: similarity .+\n\s+Source: Chunk \d+ → ",
                      strategic)
     assert "Answer: offline (no LLM configured), from the community reports" in strategic
     assert "from the community reports most related to the question" in strategic
     assert "query type strategic" in strategic
+    # One point-in-time answer: the 2024 owner as of 2024-06-01, the 2025 owner today, and the diff.
+    then = out.split("GraphRAG, as of 2024-06-01: 'Who owns Skyline?'")[1].split("GraphRAG, today")[0]
+    today = out.split("GraphRAG, today: 'Who owns Skyline?'")[1].split("changed since")[0]
+    assert "Answer: As of 2024-06-01:\n    offline (no LLM configured)" in then
+    assert "- Skyline is owned by Forecasting Guild." in then and "Grid Analytics" not in then
+    assert "- Skyline is owned by Grid Analytics." in today and "is owned by Forecasting Guild" not in today
+    assert "Skyline is owned by: Forecasting Guild -> Grid Analytics" in out
     listed = out.split("stored explain traces")[1]
     assert {"GraphRAG", "DocRAG", "Agent", "Global"} <= set(re.findall(r"^  (\w+)\s+urn:", listed, re.M))
     assert "(part of urn:trustgraph:agent:" in listed
