@@ -43,11 +43,21 @@ class Api:
     def _headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token}"} if self.token else {}
 
-    async def request(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    async def request(self, path: str, body: dict[str, Any], params: dict[str, str] | None = None) -> dict[str, Any]:
+        """POST `body` to `api/v1/{path}` (with `params` as its query string)."""
+        return await self._call("POST", path, params, body)
+
+    async def get(self, path: str, params: dict[str, str]) -> dict[str, Any]:
+        """GET `api/v1/{path}?params` (the gateway's query-string routes, such as `temporal`)."""
+        return await self._call("GET", path, params, None)
+
+    async def _call(self, method: str, path: str, params: dict[str, str] | None,
+                    body: dict[str, Any] | None) -> dict[str, Any]:
         target = f"{self.url}api/v1/{path}"
         try:
             async with aiohttp.ClientSession(timeout=self.timeout) as session:
-                async with session.post(target, json=body, headers=self._headers) as response:
+                async with session.request(method, target, json=body, params=params,
+                                           headers=self._headers) as response:
                     payload = await response.json(content_type=None)
         except aiohttp.ClientConnectorError as exc:
             raise unreachable(self.url, exc) from None

@@ -3,6 +3,7 @@ between two dates, and the queue of doubtful extractions awaiting a reviewer."""
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -13,6 +14,7 @@ from tracegraph.schemas.fields import Identifier
 from tracegraph.schemas.rdf import Term
 
 MAX_TEMPORAL_FACTS = 100_000
+_IRI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\x00-\x20<>\"{}|^`\\]+")
 
 
 def _instant(value: str | None, field: str) -> str | None:
@@ -46,6 +48,16 @@ class TemporalRequest(Message):
     @classmethod
     def _from(cls, value: str | None) -> str | None:
         return _instant(value, "from")
+
+    @field_validator("subject")
+    @classmethod
+    def _subject(cls, value: str | None) -> str | None:
+        """An absolute IRI with none of the characters an IRI may not hold: it goes into a query."""
+        if value in (None, ""):
+            return None
+        if not _IRI.fullmatch(value):
+            raise ValueError(f"subject: {value[:80]!r} is not an IRI (scheme:rest, no spaces, quotes or <>{{}}|^`\\)")
+        return value
 
     @model_validator(mode="after")
     def _window(self) -> "TemporalRequest":

@@ -2,7 +2,9 @@
 TrustGraph's shapes, plus the OpenAPI document and the live trace viewer.
 
 `POST /api/v1/{config|flow|librarian}` reach the global services; `POST
-/api/v1/flow/{flow}/service/{kind}` reaches a flow's interface and returns its final response.
+/api/v1/flow/{flow}/service/{kind}` reaches a flow's interface and returns its final response, as do
+the short routes `POST /api/v1/{search|sparql|review}?flow=` and, with a query string for a body,
+`GET /api/v1/{temporal|review}` (see `query_routes`).
 Service errors come back as HTTP 200 with `{"error": {"type", "message"}}`, as upstream clients
 expect; the gateway's own refusals and failures below it use 4xx/5xx with the same body (see
 `limits` and `refusals`). Every request is bound to the caller's user (see `tenancy`).
@@ -29,6 +31,7 @@ from tracegraph.flow.gateway.auth import Authenticator, Identity
 from tracegraph.flow.gateway.dispatch import Dispatcher
 from tracegraph.flow.gateway.limits import MAX_JSON_DEPTH, parse_json
 from tracegraph.flow.gateway.openapi import openapi_document
+from tracegraph.flow.gateway.query_routes import QUERY_ROUTES
 from tracegraph.flow.gateway.refusals import error_body, failure_of
 from tracegraph.flow.gateway.services import DEFAULT_FLOW, GLOBAL_SERVICES, SHORTCUTS
 from tracegraph.flow.gateway.socket import response_json, serve_socket
@@ -37,6 +40,10 @@ from tracegraph.schemas.fields import max_question_bytes
 log = logging.getLogger(__name__)
 
 JSON_OVERHEAD = 1024 * 1024  # room for metadata around a base64 document
+# The longest request line: room for a GET route's query string with every value at its longest, percent-encoded
+# (see the unit test). Under aiohttp's default (8 KiB) such a request would be refused in plain text, with a logged
+# traceback, before the gateway could answer it in its own shape.
+MAX_REQUEST_LINE = 256 * 1024
 STATIC = Path(__file__).parent / "static"
 CONTENT_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/css"}
 # The viewer's few small files, read once at import (serving them never touches the disk in the loop).
@@ -116,10 +123,12 @@ class GatewayProcessor(InterfaceUser):
         app.router.add_get("/api/v1/openapi.json", self._openapi_json)
         for kind in SHORTCUTS:
             app.router.add_post(f"/api/v1/{kind}", self._shortcut)
+        for kind in QUERY_ROUTES:
+            app.router.add_get(f"/api/v1/{kind}", self._query_route)
         app.router.add_post("/api/v1/{kind}", self._global_service)
         app.router.add_get("/viewer", self._viewer_home)
         app.router.add_get("/viewer/{name:[a-z.]*}", self._viewer_file)
-        runner = web.AppRunner(app, access_log=None)
+        runner = web.AppRunner(app, access_log=None, max_line_size=MAX_REQUEST_LINE)
         await runner.setup()
         self._stack.push_async_callback(runner.cleanup)
         host = self._listen_host()
@@ -224,9 +233,17 @@ class GatewayProcessor(InterfaceUser):
     async def _flow_service(self, request: web.Request) -> web.StreamResponse:
         return await self._call(request, request.match_info["kind"], request.match_info["flow"])
 
+    async def _query_route(self, request: web.Request) -> web.StreamResponse:
+        """`GET /api/v1/temporal?at=2025-06-01&flow=F`: the query string is the flow service's request."""
+        route = QUERY_ROUTES[request.path.rsplit("/", 1)[1]]
+        flow, body = route.request(request.query)
+        return await self._answer(request, route.service, flow, body)
+
     async def _call(self, request: web.Request, service: str, flow: str | None) -> web.StreamResponse:
+        return await self._answer(request, service, flow, await self._json_body(request))
+
+    async def _answer(self, request: web.Request, service: str, flow: str | None, body: Any) -> web.StreamResponse:
         """A refusal or failure raised here is answered by `_errors_as_json`."""
-        body = await self._json_body(request)
         client, message = await self.dispatcher.open(service, flow, body, request[IDENTITY])
         if flow is not None and request.query.get("stream", "").lower() in {"1", "true", "yes"}:
             return await _stream(request, client, message)

@@ -9,10 +9,12 @@ from typing import Any
 
 from pydantic.json_schema import PydanticJsonSchemaWarning
 
+from tracegraph.flow.gateway.query_routes import QUERY_ROUTES, QueryRoute
 from tracegraph.flow.gateway.services import (
-    ADMIN_OPERATIONS, DEFAULT_FLOW, FLOW_IMPORTS, FLOW_SERVICES, GLOBAL_SERVICES, SHORTCUTS,
+    ADMIN_FLOW_SERVICES, ADMIN_OPERATIONS, DEFAULT_FLOW, FLOW_IMPORTS, FLOW_SERVICES, GLOBAL_SERVICES, SHORTCUTS,
 )
 from tracegraph.schemas.base import Message
+from tracegraph.schemas.fields import MAX_ID_CHARS
 
 REF = "#/components/schemas/{model}"
 
@@ -20,7 +22,8 @@ DESCRIPTION = """\
 REST: one POST per service, JSON in and out. A service's own error is HTTP 200 with
 `{"error": {"type", "message"}}`; the gateway's refusals use 4xx/5xx with the same body.
 Flow services answer with their final response, or with every response as NDJSON when
-`?stream=true`.
+`?stream=true`. A few also answer `GET` with their request as a query string (`GET
+/api/v1/temporal?at=2025-06-01`); an unknown or repeated parameter is a 400 naming it.
 
 Streaming and multiplexing are on the WebSocket `GET /api/v1/socket` (upstream TrustGraph's
 framing): send `{"type":"auth","token":"…"}` first, then `{"id","service","flow"?,"request"}`
@@ -54,18 +57,22 @@ def _errors(*statuses: int) -> dict[str, Any]:
         "schema": {"$ref": REF.format(model="GatewayError")}}}} for s in statuses}
 
 
-def _operation(summary: str, request: type[Message], response: type[Message] | None,
-               tag: str, streaming: bool = False) -> dict[str, Any]:
+def _answers(response: type[Message] | None, streaming: bool = False) -> dict[str, Any]:
     ok: dict[str, Any] = {"application/json": {"schema": {"$ref": REF.format(model=response.__name__)}}} \
         if response else {"application/json": {"schema": {"type": "object"}}}
     if streaming:
         ok["application/x-ndjson"] = {"schema": {"$ref": REF.format(model=response.__name__)}}
+    return {"200": {"description": "the service's (final) response, or its error", "content": ok},
+            **_errors(400, 401, 403, 404, 413, 503, 504)}
+
+
+def _operation(summary: str, request: type[Message], response: type[Message] | None,
+               tag: str, streaming: bool = False) -> dict[str, Any]:
     op: dict[str, Any] = {
         "summary": summary, "tags": [tag],
         "requestBody": {"required": True, "content": {"application/json": {
             "schema": {"$ref": REF.format(model=request.__name__)}}}},
-        "responses": {"200": {"description": "the service's (final) response, or its error", "content": ok},
-                      **_errors(400, 401, 403, 404, 413, 503, 504)},
+        "responses": _answers(response, streaming),
     }
     if streaming:
         op["parameters"] = [{"name": "stream", "in": "query", "required": False, "schema": {"type": "boolean"},
@@ -75,6 +82,31 @@ def _operation(summary: str, request: type[Message], response: type[Message] | N
 
 FLOW_PARAMETER = {"name": "flow", "in": "path", "required": True, "schema": {"type": "string"},
                   "description": "a running flow's id (see POST /api/v1/flow list-flows)", "example": "default"}
+
+
+def _admin_note(kind: str) -> str:
+    return " (admins only)" if kind in ADMIN_FLOW_SERVICES else ""
+
+
+def _query_schema(property_schema: dict[str, Any]) -> dict[str, Any]:
+    """A request field's schema as a query parameter's: never null (absent is the default), no alias title.
+    Text the field does not bound (a date, `flow`, `workspace`) is refused beyond MAX_ID_CHARS anyway (a date much
+    sooner), so the document says so, and a client knows how long a URL it may need."""
+    kept = {k: v for k, v in property_schema.items() if k not in ("title", "anyOf", "default")}
+    options = [o for o in property_schema.get("anyOf", []) if o.get("type") != "null"]
+    schema = {**(options[0] if len(options) == 1 else {}), **kept} or {"type": "string"}
+    if schema.get("type") == "string" and "enum" not in schema:
+        schema.setdefault("maxLength", MAX_ID_CHARS)
+    return schema
+
+
+def _query_operation(route: QueryRoute, request: type[Message], response: type[Message]) -> dict[str, Any]:
+    """A GET route: each accepted query parameter, typed by the request field of the same name."""
+    fields = request.model_json_schema(by_alias=True)["properties"]
+    parameters = [{"name": name, "in": "query", "required": False, "description": meaning,
+                   "schema": _query_schema(fields.get(name, {}))} for name, meaning in route.accepted.items()]
+    return {"summary": f"{route.summary} (the request as a query string)", "tags": ["history"],
+            "parameters": parameters, "responses": _answers(response)}
 
 
 def openapi_document() -> dict[str, Any]:
@@ -87,16 +119,20 @@ def openapi_document() -> dict[str, Any]:
         paths[f"/api/v1/{kind}"] = {"post": _operation(f"the {kind} service{note}", request, response, kind)}
     for kind, (request, response) in FLOW_SERVICES.items():
         models += [request, response]
-        op = _operation(f"the flow's {kind} service", request, response, "flow services", streaming=True)
+        op = _operation(f"the flow's {kind} service{_admin_note(kind)}", request, response, "flow services",
+                        streaming=True)
         op["parameters"] = [FLOW_PARAMETER, *op["parameters"]]
         paths[f"/api/v1/flow/{{flow}}/service/{kind}"] = {"post": op}
-    for kind in SHORTCUTS:
+    for kind, tag in SHORTCUTS.items():
         request, response = FLOW_SERVICES[kind]
-        op = _operation(f"the {kind} service of a flow (short route)", request, response, "reasoning",
+        op = _operation(f"the {kind} service of a flow{_admin_note(kind)} (short route)", request, response, tag,
                         streaming=True)
         op["parameters"] = [{**FLOW_PARAMETER, "in": "query", "required": False,
                              "description": f"a running flow's id (default: {DEFAULT_FLOW})"}, *op["parameters"]]
         paths[f"/api/v1/{kind}"] = {"post": op}
+    for kind, route in QUERY_ROUTES.items():
+        request, response = FLOW_SERVICES[route.service]
+        paths.setdefault(f"/api/v1/{kind}", {})["get"] = _query_operation(route, request, response)
     for kind, message in FLOW_IMPORTS.items():
         models.append(message)
         op = _operation(f"publish one {kind} message into the flow", message, None, "imports")

@@ -149,3 +149,12 @@ async def test_trace_and_derived_writes_leave_no_history(keeper):
     admission = await keeper.admit(REF, event, [Triple(s=iri("urn:trustgraph:question:1"), p=RDFS.label,
                                                        o=literal("q"), g=RETRIEVAL_GRAPH)])
     assert not [t for t in admission.write if t.g == HISTORY_GRAPH]
+
+
+@pytest.mark.parametrize("subject", ["x> } ?s ?p ?o . { <y", "Skyline", "urn:a b", 'urn:a"'])
+def test_a_subject_that_is_not_an_iri_is_refused_before_any_query(subject):
+    from pydantic import ValidationError
+
+    from tracegraph.schemas.temporal import TemporalRequest
+    with pytest.raises(ValidationError, match="subject: .* is not an IRI"):
+        TemporalRequest(subject=subject)
