@@ -3,19 +3,16 @@ canonical when the document is added, or found by the chunker in a dating line o
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import contextlib
 
 import pytest
 
-from tracegraph.base.bus import codec
-from tracegraph.base.bus.topic import Topic
 from tracegraph.base.errors import RemoteError
 from tracegraph.base.provenance.vocab import TG
 from tracegraph.cli.library_upload import add_document, process, wait_for_extraction
 from tracegraph.schemas.ingest import TextChunk, Triples
 
+from support.observe import observed
 from support.ingest import ingest_stack
 from support.procs import tg_async
 
@@ -23,23 +20,6 @@ pytestmark = pytest.mark.timeout(300)
 
 MEMO = "# Grid memo\n\nDate: 12 March 2025\n\nHelios Grid depends on Corvid Analytics.\n"
 UNDATED = "Helios Grid depends on Corvid Analytics. Ada Lovelace was born on 10 December 1815.\n"
-
-
-@contextlib.asynccontextmanager
-async def observed(backend, topic: str, schema):
-    """Every `schema` message sent on `topic` from now on, decoded, in a list that fills as they come."""
-    seen = []
-    async with backend.subscribe(Topic.parse(topic), "test-observer", prefetch=64, auto_ack=True) as deliveries:
-        async def collect() -> None:
-            async for delivery in deliveries:
-                if delivery.properties.get(codec.SCHEMA) == schema.schema_name:
-                    seen.append(codec.decode(delivery.body, delivery.properties, schema))
-        task = asyncio.create_task(collect())
-        try:
-            yield seen
-        finally:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
 
 
 async def add(api, content: str, **metadata) -> dict:

@@ -4,20 +4,18 @@ started with its own review-threshold queueing offline facts the default flow ke
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 
 import pytest
 
-from tracegraph.base.bus import codec
-from tracegraph.base.bus.topic import Topic
 from tracegraph.base.provenance.uris import entity_uri, relation_uri
 from tracegraph.base.provenance.vocab import SKOS
 from tracegraph.cli.library_upload import add_document, process, wait_for_extraction
 from tracegraph.schemas.ingest import Triples
 from tracegraph.schemas.rdf import Triple, fact_key, iri, literal
 
+from support.observe import observed
 from support.ingest import CORPUS, ingest_stack, load_and_wait
 from support.openai_stub import OpenAIStub
 from support.stack import start_flow
@@ -51,22 +49,10 @@ SELECT (COUNT(?fact) AS ?n) WHERE { GRAPH <urn:graph:source> { ?sg a tg:Subgraph
 
 @contextlib.asynccontextmanager
 async def extractions(backend, flow_id: str):
-    """The Triples kg-extract sends in `flow_id` from now on (those that carry confidences), as they come."""
-    seen: list[Triples] = []
-    topic = Topic.parse(f"persistent://tg/flow/triples-store:{flow_id}")
-    async with backend.subscribe(topic, "test-observer", prefetch=64, auto_ack=True) as deliveries:
-        async def collect() -> None:
-            async for delivery in deliveries:
-                if delivery.properties.get(codec.SCHEMA) == Triples.schema_name:
-                    message = codec.decode(delivery.body, delivery.properties, Triples)
-                    if message.confidence:
-                        seen.append(message)
-        task = asyncio.create_task(collect())
-        try:
-            yield seen
-        finally:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+    """The Triples kg-extract sends in `flow_id` from now on: those that carry confidences."""
+    async with observed(backend, f"persistent://tg/flow/triples-store:{flow_id}", Triples) as seen:
+        yield seen
+    seen[:] = [message for message in seen if message.confidence]
 
 
 async def in_default_graph(api, fact: Triple, flow: str = "default", collection: str = "default") -> bool:
