@@ -58,9 +58,11 @@ def agent_uri(component: str) -> str:
     return f"{TRUSTGRAPH_BASE}/agent/{quote(component, safe='')}"
 
 
-def fact_record_uri(fact_key: str, document: str, recorded_at: str, episode: str = "") -> str:
-    """One document's statement of a fact, recorded at a time (a reopened record adds an `episode`)."""
-    return f"urn:trustgraph:fact-record:{_stable('fact-record', fact_key, document, recorded_at, episode)}"
+def fact_record_uri(fact_key: str, document: str, *episode: str) -> str:
+    """One document's statement of a fact. The same in every run that processes the same document;
+    a new record of the same statement (the document added again after its removal, a record reopened
+    with another end) names its `episode`."""
+    return f"urn:trustgraph:fact-record:{_stable('fact-record', fact_key, document, *(e for e in episode if e))}"
 
 
 def review_item_uri(fact_key: str, chunk_id: str) -> str:

@@ -90,8 +90,9 @@ class HistoryKeeper:
         if not attribution and (facts or any(t.g == SOURCE_GRAPH for t in triples)):  # ingest, not a trace
             admission.write += document_quads(meta.root, meta.time or recorded, valid_from)
         incoming: list[Record] = []
+        episode = recorded if facts and await self._was_retracted(ref, meta.root) else ""
         for fact in facts:
-            uri = record_uri(fact, meta.root, recorded)
+            uri = record_uri(fact, meta.root, episode)
             admission.write += record_quads(uri, fact, meta.root, recorded, valid_from,
                                             (confidence or {}).get(fact_key(fact)))
             if attribution:
@@ -133,6 +134,16 @@ class HistoryKeeper:
                     result.current.append(slot.winner)
                     result.write.append(slot.winner)
         return result
+
+    async def withdraw(self, ref: CollectionRef, fact: Triple, document: str, at: str | None = None) -> list[Triple]:
+        """Retractions of the document's active records of one fact (an approval taken back)."""
+        found = await self.store.match(ref, p=RDF.reifies, o=quoted_fact(fact), g=HISTORY_GRAPH, limit=_MANY)
+        records = [r for t in found if isinstance(t.s, IriTerm) and (r := await self._record(ref, t.s.iri))]
+        return [retraction(r.uri, at or now()) for r in records if r.active and r.document == document]
+
+    async def _was_retracted(self, ref: CollectionRef, document: str) -> bool:
+        """Whether the document was removed before: its statements now are new records."""
+        return bool(await self.store.match(ref, s=iri(document), p=TG.retractedAt, g=HISTORY_GRAPH, limit=1))
 
     async def document_date(self, ref: CollectionRef, document: str) -> str | None:
         found = await self.store.match(ref, s=iri(document), p=TG.validFrom, g=HISTORY_GRAPH, limit=1)
@@ -176,7 +187,7 @@ class HistoryKeeper:
                 continue
             ending = record
             if record.valid_until is not None or record.superseded_by is not None:
-                ending = Record(uri=record_uri(record.fact, record.document, record.recorded_at, episode=at),
+                ending = Record(uri=record_uri(record.fact, record.document, record.recorded_at, at),
                                 fact=record.fact, document=record.document, valid_from=record.valid_from)
                 slot.write.append(retraction(record.uri, at))
                 slot.write += record_quads(ending.uri, record.fact, record.document, at, record.valid_from,

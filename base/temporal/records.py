@@ -8,7 +8,7 @@ Records live in the history graph, beside the current (default) graph that queri
 
 The fact itself is also kept in the history-facts graph, so an answer as of an earlier date can walk
 the graph as it stood. A record's IRI is derived from (fact, document, recorded time): processing the
-same library document again writes the same quads, and re-adding a removed document starts a new record.
+same document again writes the same quads, and re-adding a removed document starts a new record.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from tracegraph.base.stores.protocol import HISTORY_FACTS_GRAPH, HISTORY_GRAPH
 from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Term, Triple, TripleTerm, fact_key, iri, literal
 
 
-def record_uri(fact: Triple, document: str, recorded_at: str, episode: str = "") -> str:
-    return fact_record_uri(fact_key(fact), document, recorded_at, episode)
+def record_uri(fact: Triple, document: str, *episode: str) -> str:
+    return fact_record_uri(fact_key(fact), document, *episode)
 
 
 def instant(value: str) -> LiteralTerm:

@@ -25,7 +25,7 @@ from tracegraph.base.stores.terms import read_nquads
 from tracegraph.base.stores.triples_registry import triple_store_for
 from tracegraph.base.review.queue import Approved, decide, enqueue, list_items
 from tracegraph.base.temporal.keeper import Admission, Attribution, HistoryKeeper
-from tracegraph.base.temporal.records import quoted_fact, record_uri, retraction
+from tracegraph.base.temporal.records import quoted_fact
 from tracegraph.flow.triples.temporal import answer as temporal_answer
 from tracegraph.flow.triples.functional import functional_predicates
 from tracegraph.flow.triples.removal import remove_document
@@ -230,8 +230,7 @@ class TriplesProcessor(FlowProcessor):
             removed = [withdrawn.fact]
             await self.store.remove(ref, removed)
         if self.history is not None:
-            record = record_uri(withdrawn.fact, withdrawn.document, withdrawn.reviewed_at)
-            await self.store.add(ref, [retraction(record, now())])
+            await self.store.add(ref, await self.history.withdraw(ref, withdrawn.fact, withdrawn.document))
         meta = Metadata(id=withdrawn.chunk, root=withdrawn.document, user=ref.user, collection=ref.collection)
         await self.announce(flow, graph_updates(meta, removed=removed))
 
