@@ -76,15 +76,18 @@ _RECORD_TIMES = (f"?r <{TG.recordedAt.iri}> ?rec ; <{TG.validFrom.iri}> ?from . 
                  f"OPTIONAL {{ ?r <{TG.supersededAt.iri}> ?sat }}")
 
 
-def snapshot_query(at: str, known: str | None, subject: str | None, limit: int) -> str:
+def snapshot_query(at: str, known: str | None, limit: int) -> str:
     """The records holding at `at` as known at `known` (at most `limit`), with all their quads."""
-    if subject:
-        start = (f"GRAPH <{HISTORY_FACTS_GRAPH}> {{ <{subject}> ?fp ?fo }} BIND(TRIPLE(<{subject}>, ?fp, ?fo) AS ?t) "
-                 f"GRAPH <{HISTORY_GRAPH}> {{ ?r <{RDF.reifies.iri}> ?t . {_RECORD_TIMES} }}")
-    else:
-        start = f"GRAPH <{HISTORY_GRAPH}> {{ ?r <{RDF.reifies.iri}> ?t . {_RECORD_TIMES} }}"
+    start = f"GRAPH <{HISTORY_GRAPH}> {{ ?r <{RDF.reifies.iri}> ?t . {_RECORD_TIMES} }}"
     return (f"SELECT ?r ?p ?v WHERE {{ {{ SELECT DISTINCT ?r WHERE {{ {start} {_holding_filter(at, known)} }} "
             f"LIMIT {limit} }} GRAPH <{HISTORY_GRAPH}> {{ ?r ?p ?v }} }}")
+
+
+async def _facts_about(rows: Rows, subject: str, limit: int) -> list[Triple]:
+    """Every fact the subject ever had (the history-facts graph, by its subject index)."""
+    found = await rows(f"SELECT ?p ?o WHERE {{ GRAPH <{HISTORY_FACTS_GRAPH}> {{ <{subject}> ?p ?o }} }} LIMIT {limit}", limit)
+    return [Triple(s=IriTerm(iri=subject), p=row["p"], o=row["o"]) for row in found
+            if isinstance(row.get("p"), IriTerm) and row.get("o") is not None]
 
 
 @dataclass
@@ -104,8 +107,14 @@ def merge(records: Sequence[Record]) -> list[FactState]:
 
 async def snapshot(rows: Rows, at: str, known: str | None = None, subject: str | None = None,
                    limit: int = 1000) -> tuple[list[FactState], bool]:
-    """The facts holding at `at` (as known at `known`; None: now), and whether the limit cut them."""
-    found = _records(await rows(snapshot_query(at, known, subject, limit), MAX_RECORD_ROWS))
+    """The facts holding at `at` (as known at `known`; None: now), and whether the limit cut them.
+    About one subject: its facts first, then their records (two indexed lookups, not a scan)."""
+    if subject:
+        facts = await _facts_about(rows, subject, limit * 4)
+        found = [r for records in (await records_for(rows, facts)).values() for r in records]
+        states = merge([r for r in found if r.holds(at, known)])
+        return states[:limit], len(states) > limit or len(facts) >= limit * 4
+    found = _records(await rows(snapshot_query(at, known, limit), MAX_RECORD_ROWS))
     holding = [r for r in found if r.holds(at, known)]
     return merge(holding), len(found) >= limit
 
