@@ -13,8 +13,10 @@ again gives the same graph. Within one process a lock makes two writers of one s
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from urllib.parse import quote
 
 from tracegraph.base.provenance.uris import user_uri
 from tracegraph.base.provenance.vocab import PROV, RDF, TG, is_knowledge
@@ -59,6 +61,18 @@ class _Slot:
     losers: list[Triple] = field(default_factory=list)
 
 
+def source_iri(root: str) -> str:
+    """The IRI a record names its source by: a library document's own IRI, or, for a bulk load named
+    by its file (`tg-load-turtle data/x.ttl`), a `urn:trustgraph:load:` IRI of that name.
+
+    >>> source_iri("urn:trustgraph:doc:1f2e"), source_iri("data/x.ttl")
+    ('urn:trustgraph:doc:1f2e', 'urn:trustgraph:load:data%2Fx.ttl')
+    """
+    if re.match(r"[A-Za-z][A-Za-z0-9+.-]*:[^\s<>\"{}|^`\\]+$", root):
+        return root
+    return f"urn:trustgraph:load:{quote(root, safe='')}"
+
+
 def document_quads(document: str, recorded_at: str, valid_from: str) -> list[Triple]:
     d = iri(document)
     return [Triple(s=d, p=TG.recordedAt, o=instant(recorded_at), g=HISTORY_GRAPH),
@@ -81,13 +95,15 @@ class HistoryKeeper:
     async def admit(self, ref: CollectionRef, meta: Metadata, triples: Sequence[Triple],
                     confidence: Mapping[str, float] | None = None,
                     attribution: Attribution | None = None) -> Admission:
-        if not meta.root:  # not from a document (an answer's own records): no history to keep
+        facts = [t for t in triples if t.g is DEFAULT_GRAPH and is_knowledge(t)]
+        ingest = facts or any(t.g == SOURCE_GRAPH for t in triples)  # not a trace event or an answer's record
+        if not meta.root or not ingest:
             return Admission(write=list(triples), current=[t for t in triples if t.g is DEFAULT_GRAPH])
+        meta = meta.model_copy(update={"root": source_iri(meta.root)})
         recorded = (attribution.at if attribution else None) or meta.time or now()
         valid_from = meta.date or await self.document_date(ref, meta.root) or recorded
-        facts = [t for t in triples if t.g is DEFAULT_GRAPH and is_knowledge(t)]
         admission = Admission(write=list(triples))
-        if not attribution and (facts or any(t.g == SOURCE_GRAPH for t in triples)):  # ingest, not a trace
+        if not attribution:
             admission.write += document_quads(meta.root, meta.time or recorded, valid_from)
         incoming: list[Record] = []
         episode = recorded if facts and await self._was_retracted(ref, meta.root) else ""

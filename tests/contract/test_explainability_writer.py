@@ -36,6 +36,10 @@ BLUEPRINT = {"processors": {
                            "response": "non-persistent://tg/response/triples-remove:{id}"},
                 "edit": {"request": "non-persistent://tg/request/graph-edit:{id}",
                          "response": "non-persistent://tg/response/graph-edit:{id}"},
+                "temporal": {"request": "non-persistent://tg/request/temporal:{id}",
+                             "response": "non-persistent://tg/response/temporal:{id}"},
+                "review": {"request": "non-persistent://tg/request/review:{id}",
+                           "response": "non-persistent://tg/response/review:{id}"},
                 "graph-updates": "persistent://tg/flow/graph-updates:{id}"}}}
 
 

@@ -158,3 +158,12 @@ def test_a_subject_that_is_not_an_iri_is_refused_before_any_query(subject):
     from tracegraph.schemas.temporal import TemporalRequest
     with pytest.raises(ValidationError, match="subject: .* is not an IRI"):
         TemporalRequest(subject=subject)
+
+
+async def test_a_bulk_load_named_by_its_file_gets_records_under_an_iri(keeper):
+    load = Metadata(id="data/x.ttl", root="data/x.ttl", user="alice", collection="services")
+    fact = Triple(s=CHECKOUT, p=DEPENDS_ON, o=LEDGER)
+    admission = await keeper.admit(REF, load, [fact])
+    await keeper.store.add(REF, admission.write)
+    (records,) = (await query.records_for(store_rows(keeper.store, REF), [fact])).values()
+    assert [r.document for r in records] == ["urn:trustgraph:load:data%2Fx.ttl"]
