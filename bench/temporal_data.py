@@ -11,6 +11,7 @@ Triples one document at a time."""
 from __future__ import annotations
 
 import random
+import sys
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -235,6 +236,7 @@ async def preload(corpus: Corpus, documents: int, shape: str, off: TripleStore, 
     the triples processor's `forget` does. Returns the quads bulk-loaded into the history store."""
     functional = corpus.functional_iris
     loaded = 0
+    began = time.perf_counter()
     for first in range(0, documents, batch):
         shared: list[ox.Quad] = []
         history: list[ox.Quad] = []
@@ -251,7 +253,11 @@ async def preload(corpus: Corpus, documents: int, shape: str, off: TripleStore, 
         text = ox.serialize(shared, format=ox.RdfFormat.N_QUADS).decode()
         await off.add_nquads(ref, text)
         loaded += await on.add_nquads(ref, text + ox.serialize(history, format=ox.RdfFormat.N_QUADS).decode())
+    print(f"  … preload: {documents:,} documents in bulk, {time.perf_counter() - began:,.0f} s", file=sys.stderr, flush=True)
     for i in range(documents):
+        if (i + 1) % max(1, documents // 10) == 0:
+            print(f"  … preload: single-valued facts of {i + 1:,}/{documents:,} documents, "
+                  f"{time.perf_counter() - began:,.0f} s", file=sys.stderr, flush=True)
         message = corpus.message(i, "facts")
         contested = [f for f in message.triples if f.p.iri in functional]
         if contested:
