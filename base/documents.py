@@ -1,4 +1,5 @@
-"""What the librarian accepts: text, Markdown and PDF, checked before anything is stored."""
+"""What the librarian accepts: text, Markdown and PDF, and the architecture kinds (CODEOWNERS, ADRs,
+post-mortems, review comments: text read by their own extraction rules), checked before anything is stored."""
 
 from __future__ import annotations
 
@@ -7,7 +8,11 @@ from dataclasses import dataclass
 
 from tracegraph.base.errors import ConfigError
 
-TEXT_KINDS = {"text/plain", "text/markdown"}
+CODEOWNERS = "text/x-codeowners"
+# Markdown whose kind the user declares; a Markdown document with their headings is recognised without it.
+ARCHITECTURE_MARKDOWN = {"text/x-adr", "text/x-postmortem", "text/x-review-comments"}
+MARKDOWN_KINDS = {"text/markdown"} | ARCHITECTURE_MARKDOWN
+TEXT_KINDS = {"text/plain", CODEOWNERS} | MARKDOWN_KINDS
 PDF = "application/pdf"
 KINDS = TEXT_KINDS | {PDF}
 

@@ -12,7 +12,8 @@
      │         └── NoRoute        a request no queue took: its service is not (yet) subscribed
      ├── RemoteError(type, msg)   the service answered with an Error response
      └── ConfigError              bad settings, unknown flow / blueprint / processor
-          └── UnknownCollection   a question for a collection nothing was ever loaded into
+          ├── UnknownCollection   a question for a collection nothing was ever loaded into
+          └── UnknownEntity       a name or IRI the collection's graph does not hold
 """
 
 from __future__ import annotations
@@ -65,6 +66,12 @@ class UnknownCollection(ConfigError):
     def __init__(self, user: str, collection: str) -> None:
         super().__init__(f"unknown collection {collection!r}: user {user!r} has loaded nothing into it")
         self.user, self.collection = user, collection
+
+
+class UnknownEntity(ConfigError):
+    """An entity asked about by name or IRI that the collection's graph does not hold."""
+
+    error_type = "not-found"
 
 
 class RemoteError(TraceGraphError):

@@ -14,7 +14,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("file", type=Path, help="the .txt, .md or .pdf file to store")
     p.add_argument("--id", help="document id (default: derived from the content)")
     p.add_argument("--title", help="title (default: the file name)")
-    p.add_argument("--kind", help="text/plain, text/markdown or application/pdf (default: from the extension)")
+    p.add_argument("--kind", help="text/plain, text/markdown, application/pdf, text/x-codeowners, text/x-adr, "
+                   "text/x-postmortem or text/x-review-comments (default: from the extension; a file named "
+                   "CODEOWNERS is text/x-codeowners; Markdown ADRs and post-mortems are also recognised by their headings)")
     p.add_argument("--author", default="", help="who wrote the document")
     p.add_argument("--date", default="", help=DATE_HELP)
     p.add_argument("--source-url", default="", help="where the document came from (default: the file's URI)")

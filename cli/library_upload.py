@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from tracegraph.base.documents import CODEOWNERS, KINDS as DOCUMENT_KINDS
 from tracegraph.base.errors import ConfigError
 from tracegraph.cli.api import Api
 
@@ -17,6 +18,7 @@ DATE_HELP = ("the document's own date, when its facts start to hold: YYYY-MM-DD 
              "(default: a dating line in its text, such as \"Date: …\")")
 KINDS = {".txt": "text/plain", ".text": "text/plain", ".md": "text/markdown", ".markdown": "text/markdown",
          ".pdf": "application/pdf"}
+NAMED_KINDS = {"CODEOWNERS": CODEOWNERS}  # files known by their name, not an extension
 
 PROGRESS_QUERY = """
 PREFIX prov: <http://www.w3.org/ns/prov#>
@@ -43,10 +45,10 @@ SELECT DISTINCT ?chunk ?error WHERE {
 
 
 def kind_of(path: Path, given: str | None) -> str:
-    kind = given or KINDS.get(path.suffix.lower()) or mimetypes.guess_type(path.name)[0]
-    if kind not in set(KINDS.values()):
-        raise ConfigError(f"{path}: cannot tell the document kind from {path.suffix!r}; pass --kind "
-                          "text/plain, text/markdown or application/pdf")
+    kind = given or NAMED_KINDS.get(path.name) or KINDS.get(path.suffix.lower()) or mimetypes.guess_type(path.name)[0]
+    if kind not in DOCUMENT_KINDS:
+        raise ConfigError(f"{path}: cannot tell the document kind from {path.suffix or path.name!r}; pass --kind, "
+                          f"one of {', '.join(sorted(DOCUMENT_KINDS))}")
     return kind
 
 

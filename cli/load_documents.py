@@ -7,6 +7,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from tracegraph.base.documents import TEXT_KINDS
 from tracegraph.base.errors import ConfigError
 from tracegraph.cli._client import add_collection_arguments, command_parser, run
 from tracegraph.cli.api import Api
@@ -58,7 +59,7 @@ def _main(prog: str, kinds: set[str], argv: list[str] | None) -> int:
 
 
 def main_text(argv: list[str] | None = None) -> int:
-    return _main("tg-load-text", {"text/plain", "text/markdown"}, argv)
+    return _main("tg-load-text", TEXT_KINDS, argv)
 
 
 def main_pdf(argv: list[str] | None = None) -> int:

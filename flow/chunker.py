@@ -12,7 +12,7 @@ import logging
 
 from semantic_text_splitter import MarkdownSplitter, TextSplitter
 
-from tracegraph.base.documents import read_pages
+from tracegraph.base.documents import MARKDOWN_KINDS, read_pages
 from tracegraph.base.flow import Flow
 from tracegraph.base.processor import FlowProcessor
 from tracegraph.base.provenance.extraction import Component, chunk_triples, page_triples
@@ -60,7 +60,7 @@ class ChunkerProcessor(FlowProcessor):
             provenance = page_triples(parent, meta.id, number=page.number, component=COMPONENT,
                                       timestamp=meta.time, char_length=len(page.text)) if paged else []
             chunks = []
-            for index, (offset, text) in enumerate(split(page.text, size, overlap, load.kind == "text/markdown"), 1):
+            for index, (offset, text) in enumerate(split(page.text, size, overlap, load.kind in MARKDOWN_KINDS), 1):
                 uri = chunk_uri(parent, index, size, overlap)
                 provenance += chunk_triples(uri, parent, index=index, char_offset=offset, char_length=len(text),
                                             chunk_size=size, chunk_overlap=overlap, component=COMPONENT,

@@ -1,7 +1,8 @@
 """`tg-demo`: the README's main job. Start the embedded stack, load the sample corpus through the
 gateway as a user would, wait for extraction, trace facts back to their source documents, and answer a
 question with GraphRAG (its explanation streamed step by step), Document RAG and the ReAct agent, a
-strategic one from community reports (global search), then list the stored traces. No server, broker or API key needed; with TG_LLM_URL set, extraction and
+strategic one from community reports (global search), a point-in-time answer, the architecture routes
+(ownership, dependencies, memory, intent check), then list the stored traces. No server, broker or API key needed; with TG_LLM_URL set, extraction and
 answering use the LLM."""
 
 from __future__ import annotations
@@ -51,6 +52,14 @@ SELECT ?s ?p ?o ?chunk ?chunkLabel ?title ?extractor WHERE {
 STRATEGIC = "What are the top risks across the platform?"
 POINT_IN_TIME = "Who owns Skyline?"  # the two dated Skyline reviews disagree: 2024 and 2025 owners
 AS_OF = "2024-06-01"
+ARCHITECTURE_ENTITY = "Skyline"
+OWNERSHIP_QUESTION = "Who owns Skyline?"
+INTENT_PAIRS = (  # (change summary, work item): one that matches, one that does not
+    ("Skyline now writes each day's forecast through the Storage Gateway and retries when the gateway is busy.",
+     "Route Skyline's forecast writes through the Storage Gateway instead of writing to the Orbis Cloud directly."),
+    ("Rename the billing page's buttons and fix the colour of the invoice table header.",
+     "Route Skyline's forecast writes through the Storage Gateway instead of writing to the Orbis Cloud directly."),
+)
 OFFLINE_ANSWER = "Offline answer (no LLM configured)"  # how every offline answer begins
 WIDTH = 110
 
@@ -77,7 +86,12 @@ def parser() -> argparse.ArgumentParser:
 
 def sample_corpus() -> list[Path]:
     folder = resources.files("tracegraph.launch") / "corpus"
-    return sorted(Path(str(entry)) for entry in folder.iterdir() if entry.name.endswith((".md", ".txt")))
+    return sorted(Path(str(entry)) for entry in folder.iterdir() if is_document(Path(entry.name)))
+
+
+def is_document(path: Path) -> bool:
+    """What the demo loads from a corpus folder: text, Markdown, PDF and CODEOWNERS files."""
+    return path.suffix in {".md", ".txt", ".pdf"} or path.name == "CODEOWNERS"
 
 
 def value(row: dict, name: str) -> str:
@@ -170,6 +184,7 @@ async def demo(api: Api, files: list[Path], timeout: float, question: str, strat
     await ask_agent(api, question)
     await ask_globally(api, strategic)
     await ask_as_of(api, point_in_time, as_of)
+    await ask_architecture(api)
     print("\nstored explain traces (tg-list-explain-traces):")
     for trace in await list_traces(api, "default", "default", sub_traces_too=True):
         part = f"  (part of {trace.parent})" if trace.parent else ""
@@ -249,6 +264,47 @@ async def ask_as_of(api: Api, question: str, as_of: str) -> None:
         print(f"  {s} {p}: {old} -> {new}")
 
 
+async def ask_architecture(api: Api, entity: str = ARCHITECTURE_ENTITY, wait: float = 30.0) -> None:
+    """The architecture routes on the sample services: who owns Skyline (the graph and a stale CODEOWNERS
+    line disagree), its dependency tree (with the cycle the ADR describes), the decisions and incidents
+    behind it, an intent check of a matching and a mismatching change, and ownership asked through search."""
+    deadline = time.monotonic() + wait
+    while not (owned := await api.get(f"ownership/{entity}", {}))["ownership"]["codeowners"]:
+        if time.monotonic() > deadline:
+            break  # the architecture extractor reads whole documents beside the chunker; show what there is
+        await asyncio.sleep(0.5)
+    print(f"\nOwnership (GET /api/v1/ownership/{entity}, tg-show-ownership):")
+    for owner in owned["ownership"]["owners"]:
+        cited = ", ".join(dict.fromkeys(f"{s['title'] or s['document']}" + (f" line {s['line']}" if s.get("line") else "")
+                                        for s in owner["sources"]))
+        print(f"  {owner['label']} {' '.join(owner['handles'])}  [{', '.join(owner['relations'])}]  from {cited}")
+    if owned["ownership"]["discrepancy"]:
+        print(textwrap.fill(owned["ownership"]["discrepancy"], WIDTH, initial_indent="  ! ", subsequent_indent="    "))
+    tree = (await api.get(f"dependencies/{entity}", {"depth": "3"}))["dependencies"]
+    print(f"\nDependencies, depth 3 (GET /api/v1/dependencies/{entity}?depth=3, tg-show-dependencies):")
+    for edge in tree["edges"]:
+        print(f"  {'  ' * (edge['depth'] - 1)}{edge['source-label']} --[{edge['predicate-label']}]--> "
+              f"{edge['target-label']}  (weight {edge['weight']})")
+    for cycle in tree["cycles"]:
+        print(f"  cycle: {' -> '.join(cycle)}")
+    remembered = (await api.get(f"memory/{entity}", {"limit": "3"}))["memory"]
+    print(f"\nInstitutional memory (GET /api/v1/memory/{entity}, tg-show-memory):")
+    for item in remembered["items"]:
+        print(f"  {item['score']:.3f}  {item['kind']:<15} {item['title']}  "
+              f"({item['source']['author'] or 'no author'}, {item['source']['date'] or 'undated'})")
+    for change, work_item in INTENT_PAIRS:
+        checked = (await api.request("intent-check", {"change": change, "work-item": work_item}))["intent"]
+        verdict = "MISMATCH" if checked["mismatch"] else "ok"
+        print(f"\nIntent check (POST /api/v1/intent-check): similarity {checked['similarity']:.3f} -> {verdict}")
+        print(f"  change: {change}\n  work item: {work_item}")
+        if checked["advisory"]:
+            print(f"  advisory: {checked['advisory']}")
+    print(f"\nSearch, explained: {OWNERSHIP_QUESTION!r}")
+    final = await explained(api, "search", {"query": OWNERSHIP_QUESTION},
+                            at_most(3, "      Edge:", "tg-show-explain-trace"), steps=("focus",))
+    print(answer_text(final.get("response", "")))
+
+
 def _named(term: dict, labels: dict[str, str]) -> str:
     return labels.get(term.get("i", ""), term.get("v") or term.get("i", ""))
 
@@ -263,7 +319,7 @@ def main(argv: list[str] | None = None) -> int:
 
     async def run(backend: Backend) -> None:
         files = await asyncio.to_thread(
-            lambda: sorted(p for p in args.corpus.iterdir() if p.suffix in {".md", ".txt", ".pdf"})
+            lambda: sorted(p for p in args.corpus.iterdir() if is_document(p))
             if args.corpus else sample_corpus())
         async with Stack(backend, settings, list(PROCESSORS)) as stack:
             await ensure_flow(backend, "default", "default")

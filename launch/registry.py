@@ -25,6 +25,7 @@ PROCESSORS: dict[str, str] = {
     "text-completion": "tracegraph.flow.text_completion:TextCompletionProcessor",
     "kg-extract": "tracegraph.flow.kg_extract.processor:KnowledgeExtractor",
     "chunker": "tracegraph.flow.chunker:ChunkerProcessor",
+    "architecture-extract": "tracegraph.flow.architecture.extractor:ArchitectureExtractor",
     "graph-rag": "tracegraph.flow.graph_rag.processor:GraphRagProcessor",
     "search": "tracegraph.flow.search.processor:SearchProcessor",
     "community": "tracegraph.flow.derived.community:CommunityProcessor",

@@ -104,6 +104,17 @@ def chunk_triples(chunk: str, parent: str, *, index: int, char_offset: int, char
     ]
 
 
+def source_line_triples(line: str, document: str, *, number: int, component: Component,
+                        timestamp: str) -> list[Triple]:
+    """A line (or the first line of a section) of a document that facts were read from directly, as a
+    CODEOWNERS rule or an ADR's decision is: the chunk's place in the chain for those facts."""
+    return [
+        *_entity(line, TG.SourceLine, f"Line {number}"),
+        _t(line, TG.lineNumber, literal(number, datatype=XSD.integer.iri), SOURCE_GRAPH),
+        *_activity(line, document, component, timestamp, f"{component.name} extraction"),
+    ]
+
+
 def subgraph_triples(subgraph: str, chunk: str, facts: Sequence[Triple], *, component: Component,
                      timestamp: str, extractor: str, llm_model: str | None = None,
                      mentions: Sequence[str] = ()) -> list[Triple]:

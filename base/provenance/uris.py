@@ -73,3 +73,17 @@ def review_item_uri(fact_key: str, chunk_id: str) -> str:
 def user_uri(user: str) -> str:
     """A person acting through the gateway (a reviewer), as a prov:Agent."""
     return f"urn:trustgraph:user:{quote(user, safe='')}"
+
+
+def source_line_uri(document: str, line: int) -> str:
+    """A line of a document facts were read from directly (a CODEOWNERS rule, an ADR's section)."""
+    return f"urn:trustgraph:line:{_stable('line', document, line)}"
+
+
+def codeowners_rule_uri(document: str, line: int) -> str:
+    return f"urn:trustgraph:codeowners-rule:{_stable('codeowners-rule', document, line)}"
+
+
+def memory_uri(document: str, kind: str, line: int) -> str:
+    """A decision, failure pattern, exception or memory read from a document: the same in every run."""
+    return f"urn:trustgraph:memory:{_stable('memory', document, kind, line)}"

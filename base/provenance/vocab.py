@@ -72,6 +72,9 @@ TG = Vocabulary("https://trustgraph.ai/ns/", """
     FactRecord recordedAt retractedAt validFrom validUntil statedIn supersededBy supersededAt extractionConfidence
     ReviewItem reviewStatus queuedAt reviewedAt reviewReason extractionSubgraph reviewedItem
     asOf knownAt stalenessWeight halfLifeDays supersededValue
+    CodeOwnersRule Team Person SourceLine Decision FailurePattern PolicyException Memory
+    pathPattern codeOwner contactHandle codePath lineNumber
+    why causedBy affected excepts concerns decisionStatus rationale consequence rootCause impact actionItem policy
 """)
 
 

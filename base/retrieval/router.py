@@ -16,12 +16,13 @@ from dataclasses import dataclass
 
 from tracegraph.base.retrieval.names import question_names
 
-QUERY_TYPES = ("dependency", "ownership", "factual", "strategic", "vague")
+QUERY_TYPES = ("dependency", "ownership", "memory", "factual", "strategic", "vague")
 
 # Which strategies each type runs (all of them are fused), and how many hops the graph walk takes.
 PLANS: dict[str, tuple[tuple[str, ...], int]] = {
     "dependency": (("graph", "ppr", "sparql", "bm25", "vector"), 3),
     "ownership": (("graph", "ppr", "sparql", "bm25", "vector"), 2),
+    "memory": (("ppr", "vector", "bm25", "graph"), 1),
     "factual": (("ppr", "vector", "bm25", "graph", "sparql"), 2),
     "strategic": (("ppr", "vector", "bm25", "graph"), 1),
     "vague": (("ppr", "vector", "bm25"), 1),
@@ -34,6 +35,7 @@ PLANS: dict[str, tuple[tuple[str, ...], int]] = {
 FUSION_WEIGHTS: dict[str, dict[str, float]] = {
     "dependency": {"graph": 3.0, "ppr": 3.0},
     "ownership": {"graph": 3.0, "ppr": 3.0},
+    "memory": {"ppr": 4.0},
     "factual": {"ppr": 6.0},
     "strategic": {"ppr": 4.0},
     "vague": {"ppr": 4.0},
@@ -41,7 +43,8 @@ FUSION_WEIGHTS: dict[str, dict[str, float]] = {
 
 ROUTER_SYSTEM = ("Classify the user's question about a knowledge graph. Reply with exactly one word: "
                  "dependency (what something depends on, uses, calls or needs), ownership (who owns, runs, "
-                 "maintains or leads something), factual (a specific fact), strategic (a corpus-wide overview, "
+                 "maintains or leads something), memory (why something was decided or built as it is, what went "
+                 "wrong with it before: decisions, incidents, exceptions), factual (a specific fact), strategic (a corpus-wide overview, "
                  "structure or risks) or vague (too unspecific to look anything up).")
 
 # -- the pieces of a question the patterns are built from (all matched on lower-cased text) ------------
@@ -136,7 +139,20 @@ _STRATEGIC = [
     r"\b(?:our|technical|tech|platform|engineering|data|long[- ]term|migration|overall|cloud|product) strateg(?:y|ies)\b",
     r"\boverall (?:architecture|structure|picture|design|health|state|shape)\b",
 ]
-_RULES = [(kind, re.compile(p)) for kind, patterns in (("dependency", [_RUNS_ON]), ("ownership", _OWNERSHIP),
+# Why something is as it is, or what went wrong with it before: answered from decisions, post-mortems and
+# exceptions (institutional memory, RSN-08). Tried first: "why does X depend on Y?" asks for a reason.
+_MEMORY = [
+    r"^why\s+(?:was|were|did|do|does|is|are|has|have|had)\b",
+    r"^why\b.*\b(?:decid\w*|decision|chose|chosen|choose|picked|adopted|selected)\b",
+    r"\b(?:rationale|reasoning|motivation|reasons?)\s+(?:for|behind|of)\b",
+    r"^what\s+(?:led|drove|motivated|prompted)\s+(?:to\s+|us\s+to\s+)?(?:the\s+)?(?:decision|choice|move)\b",
+    r"^(?:what|which)\s+(?:architectural\s+|design\s+|technical\s+)?decisions?\s+(?:were|was|have been|has been|did we)\b",
+    r"\b(?:adrs?|architecture decision records?|post-?mortems?|incident reviews?)\s+(?:about|for|on|of)\b",
+    r"^what\s+(?:went wrong|failed|broke)\s+(?:with|in|at|during)\b",
+    r"\b(?:exceptions?\s+to\s+(?:the\s+)?[\w-]+(?:\s+[\w-]+)?\s+polic(?:y|ies))\b",
+]
+_RULES = [(kind, re.compile(p)) for kind, patterns in (("memory", _MEMORY), ("dependency", [_RUNS_ON]),
+                                                      ("ownership", _OWNERSHIP),
                                                       ("dependency", _DEPENDENCY), ("strategic", _STRATEGIC))
           for p in patterns]
 
@@ -170,7 +186,7 @@ class Route:
 
 
 def route_by_rules(question: str) -> Route:
-    """Patterns for the asked relation in a fixed order (ownership, dependency, overview), tried
+    """Patterns for the asked relation in a fixed order (memory, ownership, dependency, overview), tried
     on each clause; then a question with nothing to look up is vague, and the rest are factual.
 
     >>> route_by_rules("What does Helios Grid depend on?").query_type
@@ -183,6 +199,8 @@ def route_by_rules(question: str) -> Route:
     'factual'
     >>> route_by_rules("stuff?").query_type
     'vague'
+    >>> route_by_rules("Why was Skyline moved to two regions?").query_type
+    'memory'
     """
     clauses = list(dict.fromkeys(_normalised(c) for c in [question, *_CLAUSE_BREAK.split(question.strip())]
                                  if c.strip()))

@@ -4,7 +4,9 @@ TrustGraph's shapes, plus the OpenAPI document and the live trace viewer.
 `POST /api/v1/{config|flow|librarian}` reach the global services; `POST
 /api/v1/flow/{flow}/service/{kind}` reaches a flow's interface and returns its final response, as do
 the short routes `POST /api/v1/{search|sparql|review}?flow=` and, with a query string for a body,
-`GET /api/v1/{temporal|review}` (see `query_routes`).
+`GET /api/v1/{temporal|review}` (see `query_routes`). The architecture routes `GET
+/api/v1/{ownership|dependencies|memory}/{entity}` and `POST /api/v1/intent-check` answer 404 for an
+unknown entity and 400 for a bad parameter.
 Service errors come back as HTTP 200 with `{"error": {"type", "message"}}`, as upstream clients
 expect; the gateway's own refusals and failures below it use 4xx/5xx with the same body (see
 `limits` and `refusals`). Every request is bound to the caller's user (see `tenancy`).
@@ -25,14 +27,14 @@ from typing import Any
 from aiohttp import hdrs, web
 
 from tracegraph.base.client import RequestClient
-from tracegraph.base.errors import ConfigError
+from tracegraph.base.errors import ConfigError, RemoteError
 from tracegraph.base.interfaces import InterfaceUser
 from tracegraph.flow.gateway.auth import Authenticator, Identity
 from tracegraph.flow.gateway.dispatch import Dispatcher
 from tracegraph.flow.gateway.limits import MAX_JSON_DEPTH, parse_json
 from tracegraph.flow.gateway.openapi import openapi_document
-from tracegraph.flow.gateway.query_routes import QUERY_ROUTES
-from tracegraph.flow.gateway.refusals import error_body, failure_of
+from tracegraph.flow.gateway.query_routes import ENTITY_ROUTES, INTENT_ROUTE, QUERY_ROUTES
+from tracegraph.flow.gateway.refusals import GatewayError, error_body, failure_of
 from tracegraph.flow.gateway.services import DEFAULT_FLOW, GLOBAL_SERVICES, SHORTCUTS
 from tracegraph.flow.gateway.socket import response_json, serve_socket
 from tracegraph.schemas.fields import max_question_bytes
@@ -49,6 +51,8 @@ CONTENT_TYPES = {".html": "text/html", ".js": "text/javascript", ".css": "text/c
 # The viewer's few small files, read once at import (serving them never touches the disk in the loop).
 VIEWER_FILES = {f.name: (f.read_bytes(), CONTENT_TYPES[f.suffix]) for f in sorted(STATIC.glob("*"))
                 if f.suffix in CONTENT_TYPES}
+# Service errors the architecture routes answer with their HTTP meaning (other routes keep upstream's 200).
+ARCHITECTURE_STATUS = {"not-found": 404, "unknown-collection": 404, "bad-request": 400}
 PUBLIC_PATHS = ("/api/v1/health", "/api/v1/openapi.json", "/api/v1/socket", "/viewer")  # the socket authenticates in-band
 
 
@@ -125,6 +129,9 @@ class GatewayProcessor(InterfaceUser):
             app.router.add_post(f"/api/v1/{kind}", self._shortcut)
         for kind in QUERY_ROUTES:
             app.router.add_get(f"/api/v1/{kind}", self._query_route)
+        for kind in ENTITY_ROUTES:
+            app.router.add_get(f"/api/v1/{kind}/{{entity:.+}}", self._entity_route)
+        app.router.add_post(f"/api/v1/{INTENT_ROUTE}", self._intent_check)
         app.router.add_post("/api/v1/{kind}", self._global_service)
         app.router.add_get("/viewer", self._viewer_home)
         app.router.add_get("/viewer/{name:[a-z.]*}", self._viewer_file)
@@ -238,6 +245,33 @@ class GatewayProcessor(InterfaceUser):
         route = QUERY_ROUTES[request.path.rsplit("/", 1)[1]]
         flow, body = route.request(request.query)
         return await self._answer(request, route.service, flow, body)
+
+    async def _entity_route(self, request: web.Request) -> web.StreamResponse:
+        """`GET /api/v1/ownership/Skyline?flow=F`: the architecture service about one entity; an entity the
+        collection does not hold is a 404 naming it (routes of our own, so HTTP statuses mean what they say)."""
+        route = ENTITY_ROUTES[request.path.split("/")[3]]
+        flow, body = route.request(request.query)
+        return await self._architecture(request, flow, {**body, "entity": request.match_info["entity"]})
+
+    async def _intent_check(self, request: web.Request) -> web.StreamResponse:
+        """`POST /api/v1/intent-check?flow=F` with `{"change", "work-item", "threshold"?}`."""
+        body = await self._json_body(request)
+        if not isinstance(body, dict):
+            raise GatewayError(400, "bad-request", "the body must be a JSON object with change and work-item")
+        return await self._architecture(request, request.query.get("flow", DEFAULT_FLOW),
+                                        {**body, "operation": "intent-check"})
+
+    async def _architecture(self, request: web.Request, flow: str, body: dict) -> web.StreamResponse:
+        client, message = await self.dispatcher.open("architecture", flow, body, request[IDENTITY])
+        try:
+            response = await client.request(message)
+        except RemoteError as exc:
+            if exc.type not in ARCHITECTURE_STATUS:
+                raise
+            raise GatewayError(ARCHITECTURE_STATUS[exc.type], exc.type, exc.message) from None
+        if response.error is not None and response.error.type in ARCHITECTURE_STATUS:
+            raise GatewayError(ARCHITECTURE_STATUS[response.error.type], response.error.type, response.error.message)
+        return web.json_response(response_json(response))
 
     async def _call(self, request: web.Request, service: str, flow: str | None) -> web.StreamResponse:
         return await self._answer(request, service, flow, await self._json_body(request))

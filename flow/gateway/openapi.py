@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic.json_schema import PydanticJsonSchemaWarning
 
-from tracegraph.flow.gateway.query_routes import QUERY_ROUTES, QueryRoute
+from tracegraph.flow.gateway.query_routes import ENTITY_ROUTES, INTENT_ROUTE, QUERY_ROUTES, QueryRoute
 from tracegraph.flow.gateway.services import (
     ADMIN_FLOW_SERVICES, ADMIN_OPERATIONS, DEFAULT_FLOW, FLOW_IMPORTS, FLOW_SERVICES, GLOBAL_SERVICES, SHORTCUTS,
 )
@@ -100,13 +100,37 @@ def _query_schema(property_schema: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def _query_operation(route: QueryRoute, request: type[Message], response: type[Message]) -> dict[str, Any]:
+def _query_operation(route: QueryRoute, request: type[Message], response: type[Message],
+                     tag: str = "history") -> dict[str, Any]:
     """A GET route: each accepted query parameter, typed by the request field of the same name."""
     fields = request.model_json_schema(by_alias=True)["properties"]
     parameters = [{"name": name, "in": "query", "required": False, "description": meaning,
                    "schema": _query_schema(fields.get(name, {}))} for name, meaning in route.accepted.items()]
-    return {"summary": f"{route.summary} (the request as a query string)", "tags": ["history"],
+    return {"summary": f"{route.summary} (the request as a query string)", "tags": [tag],
             "parameters": parameters, "responses": _answers(response)}
+
+
+ENTITY_PARAMETER = {"name": "entity", "in": "path", "required": True, "schema": {"type": "string", "maxLength": 500},
+                    "description": "the entity's name as the documents write it (Skyline, the Storage Gateway) or "
+                                   "its IRI, URL-encoded; unknown in the collection: 404 naming it",
+                    "example": "Skyline"}
+
+
+def _architecture_paths() -> dict[str, Any]:
+    request, response = FLOW_SERVICES["architecture"]
+    paths: dict[str, Any] = {}
+    for kind, route in ENTITY_ROUTES.items():
+        op = _query_operation(route, request, response, "architecture")
+        op["parameters"] = [ENTITY_PARAMETER, *op["parameters"]]
+        op["responses"]["404"] = {"description": "no such entity in the collection (or no such collection)",
+                                  "content": {"application/json": {"schema": {"$ref": REF.format(model="GatewayError")}}}}
+        paths[f"/api/v1/{kind}/{{entity}}"] = {"get": op}
+    op = _operation("does a change match its work item? (RSN-09: cosine of their embeddings, flagged below the "
+                    "threshold, 0.6 by default)", request, response, "architecture")
+    op["parameters"] = [{**FLOW_PARAMETER, "in": "query", "required": False,
+                         "description": f"a running flow's id (default: {DEFAULT_FLOW})"}]
+    paths[f"/api/v1/{INTENT_ROUTE}"] = {"post": op}
+    return paths
 
 
 def openapi_document() -> dict[str, Any]:
@@ -133,6 +157,7 @@ def openapi_document() -> dict[str, Any]:
     for kind, route in QUERY_ROUTES.items():
         request, response = FLOW_SERVICES[route.service]
         paths.setdefault(f"/api/v1/{kind}", {})["get"] = _query_operation(route, request, response)
+    paths.update(_architecture_paths())
     for kind, message in FLOW_IMPORTS.items():
         models.append(message)
         op = _operation(f"publish one {kind} message into the flow", message, None, "imports")

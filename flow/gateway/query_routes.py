@@ -38,6 +38,7 @@ class QueryRoute:
     summary: str
     parameters: Mapping[str, str]  # the service's own parameters: name → what it means
     operation_of: Callable[[frozenset[str]], str]
+    shape: Callable[[dict[str, str]], dict[str, object]] = dict  # query values → body fields, where they differ
 
     @property
     def accepted(self) -> Mapping[str, str]:
@@ -55,7 +56,7 @@ class QueryRoute:
             raise _bad(f"query parameter(s) {', '.join(repeated)} given more than once")
         body = dict(query)
         flow = body.pop("flow", "") or DEFAULT_FLOW
-        return flow, {"operation": self.operation_of(frozenset(body)), **body}
+        return flow, {"operation": self.operation_of(frozenset(body)), **self.shape(body)}
 
 
 def temporal_operation(given: frozenset[str]) -> str:
@@ -87,3 +88,40 @@ QUERY_ROUTES: dict[str, QueryRoute] = {route.service: route for route in (
         "limit": "most items to return (default 1000)",
     }, lambda given: "list"),
 )}
+
+
+def architecture_body(query: dict[str, str]) -> dict[str, object]:
+    """`q` is the request's `query`; `predicates` a comma-separated list.
+
+    >>> architecture_body({"q": "why two regions?", "predicates": "depends on, calls"})
+    {'predicates': ['depends on', 'calls'], 'query': 'why two regions?'}
+    """
+    body: dict[str, object] = dict(query)
+    if "q" in body:
+        body["query"] = body.pop("q")
+    if "predicates" in body:
+        body["predicates"] = [p.strip() for p in str(body["predicates"]).split(",") if p.strip()]
+    return body
+
+
+def _architecture(operation: str, summary: str, parameters: Mapping[str, str]) -> QueryRoute:
+    return QueryRoute("architecture", summary, parameters, lambda given: operation, architecture_body)
+
+
+# `GET /api/v1/{kind}/{entity}`: the architecture service about one entity (a name such as Skyline, or an IRI).
+ENTITY_ROUTES: dict[str, QueryRoute] = {
+    "ownership": _architecture("ownership", "who owns an entity: the graph's owner edges merged with CODEOWNERS", {}),
+    "dependencies": _architecture("dependencies", "an entity's dependency tree, cycles reported", {
+        "depth": "how many edges away, 1 to 3 (default 1)",
+        "direction": "`out`: what it depends on (the default); `in`: what depends on it",
+        "predicates": "comma-separated verbs to follow instead of the default (depends on, calls, uses, "
+                      "imports, runs on, …)",
+    }),
+    "memory": _architecture("memory", "decisions, failure patterns, exceptions and memories about an entity, "
+                            "ranked by relevance and recency", {
+        "q": "a question to rank by (default: why the entity is as it is)",
+        "limit": "most items to return (default 20)",
+    }),
+}
+# `POST /api/v1/intent-check?flow=F`: its body is the architecture request less `operation`.
+INTENT_ROUTE = "intent-check"

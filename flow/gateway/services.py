@@ -7,6 +7,7 @@ from tracegraph.base.bus.topic import (
     LIBRARIAN_RESPONSE_TOPIC, Topic,
 )
 from tracegraph.schemas.agent import AgentRequest, AgentResponse
+from tracegraph.schemas.architecture import ArchitectureRequest, ArchitectureResponse
 from tracegraph.schemas.base import Message, Ping, Pong, ServiceResponse
 from tracegraph.schemas.config import ConfigRequest, ConfigResponse, FlowRequest, FlowResponse
 from tracegraph.schemas.derived import DerivedRequest, DerivedResponse
@@ -50,6 +51,7 @@ FLOW_SERVICES: dict[str, tuple[type[Message], type[ServiceResponse]]] = {
     "raptor": (DerivedRequest, DerivedResponse),
     "temporal": (TemporalRequest, TemporalResponse),
     "review": (ReviewRequest, ReviewResponse),
+    "architecture": (ArchitectureRequest, ArchitectureResponse),
 }
 
 # POST /api/v1/{kind}?flow=F: short routes to flow services (the reasoning service's, RSN-12), by OpenAPI tag.

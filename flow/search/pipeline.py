@@ -13,6 +13,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Sequence
 
+from tracegraph.base.architecture.rules import CodeOwnersShelf
 from tracegraph.base.errors import LlmUnavailable
 from tracegraph.base.provenance import query as prov
 from tracegraph.base.provenance import search as trace
@@ -38,6 +39,7 @@ from tracegraph.base.retrieval.passage_graph import passage_graph_of, passages_o
 from tracegraph.base.retrieval.ppr import Seed
 from tracegraph.flow.search import strategies as st
 from tracegraph.flow.search.global_search import GlobalAnswer, ReportShelf
+from tracegraph.flow.search.architecture_answers import architecture_answer
 from tracegraph.flow.search.raptor_search import RaptorAnswer, TreeShelf
 from tracegraph.flow.search.results import EvidenceItem, SearchFinished, synthesis_step
 from tracegraph.flow.search.strategies import Context, Limits, Run
@@ -71,14 +73,15 @@ class SearchPipeline(GraphRagPipeline):
     def __init__(self, tools, limits: Limits, *, reranker: Reranker, cache: SubgraphCache | None = None,
                  scope: tuple[str, str] = ("default", "default"), strategies: Sequence[str] | None = None,
                  hyde: bool | None = None, global_search: bool | None = None, shelf: ReportShelf | None = None,
-                 tree: TreeShelf | None = None, as_of: str | None = None, half_life_days: float = HALF_LIFE_DAYS
-                 ) -> None:
+                 tree: TreeShelf | None = None, as_of: str | None = None, half_life_days: float = HALF_LIFE_DAYS,
+                 codeowners: CodeOwnersShelf | None = None) -> None:
         super().__init__(tools, GraphRagLimits(), as_of=as_of, half_life_days=half_life_days)
         self.search_limits = limits
         self.reranker, self.cache, self.scope = reranker, cache, scope
         self.strategies, self.hyde = tuple(strategies) if strategies else None, hyde
         self.global_search = global_search  # None: when the router finds the question strategic
         self.shelf, self.tree = shelf or ReportShelf(), tree or TreeShelf()
+        self.codeowners = codeowners or CodeOwnersShelf()
 
     def question_triples(self, q_uri: str, question: str, parent_uri: str | None) -> list[Triple]:
         return [*super().question_triples(q_uri, question, parent_uri), *trace.search_question_triples(q_uri)]
@@ -99,6 +102,13 @@ class SearchPipeline(GraphRagPipeline):
                                   *typed_question_triples(q_uri, kind)])
             answer = (GlobalAnswer(self, self.shelf) if answered_by == "global" else RaptorAnswer(self, self.tree))
             async for step in answer.steps(session, q_uri, question, searched, g_uri, route.query_type, streaming):
+                yield step
+            return
+        records = None if self.strategies or self.timeline.as_of else \
+            await architecture_answer(self, route.query_type, searched)
+        if records is not None:  # an ownership or "why" question the architecture records answer
+            yield Explain(g_uri, [*grounding, *trace.routing_triples(g_uri, route.query_type, [records.strategy])])
+            async for step in records.steps(session, q_uri, question, searched, g_uri, route.query_type, streaming):
                 yield step
             return
         yield Explain(g_uri, [*grounding, *trace.routing_triples(g_uri, route.query_type, planned)])

@@ -14,12 +14,15 @@ from tracegraph.base.flow import Flow
 from tracegraph.base.retrieval.cache import cache_for
 from tracegraph.base.retrieval.rerank import EmbeddingReranker, EndpointReranker
 from tracegraph.base.specs import Service
+from tracegraph.base.architecture.rules import CodeOwnersShelf
 from tracegraph.flow.retrieval_tools import RetrievingProcessor
+from tracegraph.flow.search.architecture import architecture_answer
 from tracegraph.flow.search.global_search import ReportShelf
 from tracegraph.flow.search.pipeline import ANY_CHANGE, RememberedEmbeddings, SearchPipeline
 from tracegraph.flow.search.raptor_search import TreeShelf
 from tracegraph.flow.search.results import SearchFinished
 from tracegraph.flow.search.strategies import Limits
+from tracegraph.schemas.architecture import ArchitectureRequest, ArchitectureResponse
 from tracegraph.schemas.search import Confidence, Evidence, GraphUpdate, SearchRequest, SearchResponse
 
 log = logging.getLogger(__name__)
@@ -28,18 +31,20 @@ log = logging.getLogger(__name__)
 class SearchProcessor(RetrievingProcessor):
     name = "search"
     request = Service("request", SearchRequest, SearchResponse, prefetch=8)
+    architecture = Service("architecture", ArchitectureRequest, ArchitectureResponse, prefetch=8)
 
     limits = Limits()
 
     async def start(self) -> None:
         self.cache = cache_for(self.settings)
-        self.shelf, self.tree = ReportShelf(), TreeShelf()
+        self.shelf, self.tree, self.codeowners = ReportShelf(), TreeShelf(), CodeOwnersShelf()
         self._stack.push_async_callback(self.cache.aclose)
         url = self.settings.rerank_url
         self.cross_encoder = EndpointReranker(url, self.settings.rerank_model) if url else None
         await super().start()
 
     async def graph_updated(self, scope: tuple[str, str], update: GraphUpdate) -> None:
+        self.codeowners.invalidate(scope)
         if update.everything:
             dropped = await self.cache.invalidate_all(scope)
         else:
@@ -57,7 +62,8 @@ class SearchProcessor(RetrievingProcessor):
         pipeline = SearchPipeline(tools, replace(self.limits, **overrides), reranker=reranker,
                                   cache=self.cache if req.use_cache else None, scope=(req.user, req.collection),
                                   strategies=req.strategies, hyde=req.hyde, global_search=req.global_search,
-                                  shelf=self.shelf, tree=self.tree, **self.time_of(req))
+                                  shelf=self.shelf, tree=self.tree, codeowners=self.codeowners,
+                                  **self.time_of(req))
         finished: list[SearchFinished] = []
 
         async def steps():
@@ -70,6 +76,15 @@ class SearchProcessor(RetrievingProcessor):
             if response.end_of_session and finished:
                 response = response.model_copy(update=final_fields(finished[0]))
             yield response
+
+
+    @architecture.handler
+    async def architecture_request(self, req: ArchitectureRequest, flow: Flow) -> AsyncIterator[ArchitectureResponse]:
+        """Ownership, dependencies, memory about one entity, or an intent check (see flow/search/architecture.py)."""
+        if req.operation != "intent-check":
+            await self.require_collection(flow, req)
+        yield await architecture_answer(req, self.tools(flow, req), self.codeowners,
+                                        half_life_days=self.settings.staleness_half_life_days)
 
 
 def final_fields(done: SearchFinished) -> dict:

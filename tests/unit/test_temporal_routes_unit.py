@@ -7,33 +7,25 @@ runs the real ones)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import doctest
-from collections.abc import AsyncIterator
 
-import aiohttp
 import pytest
 from multidict import MultiDict
 from pydantic import ValidationError
 
 import tracegraph.cli.fact_text
 import tracegraph.flow.gateway.query_routes
-from tracegraph.base.bus.inproc import InprocBackend
-from tracegraph.base.errors import ConfigError
-from tracegraph.base.settings import RuntimeSettings
 from tracegraph.cli import graph_history, review
-from tracegraph.flow.gateway.app import MAX_REQUEST_LINE, GatewayProcessor
+from tracegraph.flow.gateway.app import MAX_REQUEST_LINE
 from tracegraph.flow.gateway.dispatch import validation_message
 from tracegraph.flow.gateway.openapi import openapi_document
 from tracegraph.flow.gateway.query_routes import QUERY_ROUTES
 from tracegraph.flow.gateway.refusals import GatewayError
-from tracegraph.launch.stack import Stack
-from tracegraph.schemas.base import Message, ServiceResponse
 from tracegraph.schemas.temporal import (
     ReviewItem, ReviewRequest, ReviewResponse, TemporalChange, TemporalFact, TemporalRequest, TemporalResponse,
 )
 
-from support.stack import config_factory
+from support.stand_in_gateway import StandIn, call, socket_reply, stand_in_gateway
 
 E = "https://trustgraph.ai/e/"
 R = "https://trustgraph.ai/r/"
@@ -140,22 +132,6 @@ QUEUED = ReviewItem.model_validate({
     "reason": "one weak rule", "document": "urn:doc:a"})
 
 
-class StandIn:
-    """A request client of a service that answers every request with `script(request)`, keeping the
-    requests; answers are marked final, as a processor's base class marks them."""
-
-    def __init__(self, script) -> None:
-        self.script = script
-        self.requests: list[Message] = []
-
-    async def request(self, message: Message) -> ServiceResponse:
-        self.requests.append(message)
-        return self.script(message).as_final()
-
-    async def stream(self, message: Message) -> AsyncIterator[ServiceResponse]:
-        yield await self.request(message)
-
-
 def answer_temporal(req: TemporalRequest) -> TemporalResponse:
     if req.operation == "diff":
         return TemporalResponse.model_validate({"from": req.from_, "to": req.to, "changes": [
@@ -171,52 +147,9 @@ def answer_review(req: ReviewRequest) -> ReviewResponse:
     return ReviewResponse(changed=[i for i in req.ids if i == "r1"], unknown=[i for i in req.ids if i != "r1"])
 
 
-class GatewayWithStandIns(GatewayProcessor):
-    """The real gateway, whose flow `default` offers stand-in temporal and review services."""
-
-    async def client(self, flow_id, kind, request, response):
-        if flow_id != "default" or kind not in self.stand_ins:
-            raise ConfigError(f"no running flow {flow_id!r} offers {kind!r}")
-        return self.stand_ins[kind]
-
-
-@contextlib.asynccontextmanager
-async def gateway(tmp_path, tokens: str | None = TOKENS):
+def gateway(tmp_path, tokens: str | None = TOKENS):
     """(base URL, the stand-ins by service) of a gateway with `tokens` (None: an open gateway)."""
-    stand_ins = {"temporal": StandIn(answer_temporal), "review": StandIn(answer_review)}
-
-    def build(backend, settings):
-        built = GatewayWithStandIns(backend, settings)
-        built.stand_ins = stand_ins
-        return built
-
-    token_file = None
-    if tokens is not None:
-        token_file = tmp_path / "tokens"
-        token_file.write_text(tokens)
-    backend = InprocBackend()
-    settings = RuntimeSettings(data_dir=tmp_path, gateway_port=0, request_timeout=10, gateway_tokens=token_file)
-    try:
-        async with Stack(backend, settings, [config_factory(), build]) as stack:
-            yield f"http://127.0.0.1:{stack['gateway'].port}", stand_ins
-    finally:
-        await backend.aclose()
-
-
-async def call(url: str, method: str, path: str, token: str | None, **kwargs) -> tuple[int, dict]:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with aiohttp.ClientSession() as http:
-        async with http.request(method, url + path, headers=headers, **kwargs) as r:
-            return r.status, await r.json()
-
-
-async def socket_reply(url: str, token: str, frame: dict) -> dict:
-    async with aiohttp.ClientSession() as http:
-        async with http.ws_connect(url + "/api/v1/socket") as ws:
-            await ws.send_json({"type": "auth", "token": token})
-            assert (await ws.receive_json(timeout=10))["type"] == "auth-ok"
-            await ws.send_json({"id": "q", **frame})
-            return await ws.receive_json(timeout=10)
+    return stand_in_gateway(tmp_path, {"temporal": StandIn(answer_temporal), "review": StandIn(answer_review)}, tokens)
 
 
 async def test_get_temporal_reaches_the_service_bound_to_the_callers_user(tmp_path):

@@ -1,0 +1,166 @@
+"""Reading a collection's graph for the architecture questions: which entity a name means, an entity's
+edges, labels, and the documents (and lines) each fact came from. Everything goes through a `Rows`
+function (SELECT text → rows), so the service and search share it over the triples service."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from tracegraph.base.errors import UnknownEntity
+from tracegraph.base.provenance.uris import ENTITY_BASE, RELATION_BASE, entity_uri, slug
+from tracegraph.base.provenance.vocab import DC, PROV, RDFS, TG
+from tracegraph.base.stores.protocol import SOURCE_GRAPH
+from tracegraph.base.temporal.query import Rows, sparql_term
+from tracegraph.schemas.architecture import Source
+from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Term, Triple, TripleTerm, fact_key
+
+MAX_ROWS = 20_000
+_BATCH = 200  # terms per VALUES block
+_IRI = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:[^\x00-\x20<>\"{}|^`\\]+")
+_DROPPED_WORDS = ("the ",)
+_SUFFIXES = (" service", " system", " platform", " app", " application")
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    iri: str
+    label: str
+
+
+def text(term: Term | None) -> str:
+    return term.value if isinstance(term, LiteralTerm) else term.iri if isinstance(term, IriTerm) else ""
+
+
+def readable(predicate: str) -> str:
+    """A predicate as a person reads it: our relation IRIs by their slug, others by their local name.
+
+    >>> readable("https://trustgraph.ai/r/is-owned-by"), readable("https://schema.org/owner")
+    ('is owned by', 'owner')
+    """
+    if predicate.startswith(RELATION_BASE):
+        return predicate[len(RELATION_BASE):].replace("-", " ")
+    return re.split(r"[/#]", predicate.rstrip("/#"))[-1]
+
+
+def candidates(name: str) -> list[str]:
+    """The entity IRIs a name may mean, most literal first: "the checkout service" → checkout-service,
+    then checkout; an @handle → the entity its owner name makes."""
+    name = " ".join(name.split())
+    if _IRI.fullmatch(name) and not name.startswith("@"):
+        return [name]
+    forms = [name]
+    lowered = name.lower()
+    for prefix in _DROPPED_WORDS:
+        if lowered.startswith(prefix):
+            forms.append(name[len(prefix):])
+    for form in list(forms):
+        for suffix in _SUFFIXES:
+            if form.lower().endswith(suffix):
+                forms.append(form[: -len(suffix)])
+    if name.startswith("@"):
+        forms.append(name.rsplit("/", 1)[-1].lstrip("@"))
+    return list(dict.fromkeys(entity_uri(form) for form in forms if form.strip()))
+
+
+def values(terms: Iterable[str | Term]) -> str:
+    return " ".join(f"<{t}>" if isinstance(t, str) else sparql_term(t) for t in terms)
+
+
+async def resolve(rows: Rows, name: str, collection: str = "") -> Entity:
+    """The entity a name or IRI means in this collection: the first candidate the graph holds anything
+    about. UnknownEntity (→ 404) names what was looked for."""
+    wanted = candidates(name)
+    found = await rows(f"""SELECT ?e (SAMPLE(?l) AS ?label) WHERE {{ VALUES ?e {{ {values(wanted)} }}
+        {{ ?e ?p ?o }} UNION {{ ?s ?p ?e }} OPTIONAL {{ ?e <{RDFS.label.iri}> ?l }} }} GROUP BY ?e""", len(wanted))
+    held = {text(row.get("e")): text(row.get("label")) for row in found if row.get("e") is not None}
+    for candidate in wanted:
+        if candidate in held:
+            return Entity(candidate, held[candidate] or label_of(candidate))
+    where = f" in collection {collection!r}" if collection else ""
+    raise UnknownEntity(f"no entity {name!r}{where} (looked for {', '.join(wanted)})")
+
+
+def label_of(entity: str) -> str:
+    """A readable name for an IRI that has no label."""
+    if entity.startswith(ENTITY_BASE):
+        return entity[len(ENTITY_BASE):].replace("-", " ")
+    return readable(entity)
+
+
+async def labels(rows: Rows, entities: Sequence[str], fallback: bool = True) -> dict[str, str]:
+    """rdfs:label of each IRI (a readable form of the IRI when it has none, unless `fallback` is off:
+    then only the labels found)."""
+    found: dict[str, str] = {}
+    unique = list(dict.fromkeys(entities))
+    for i in range(0, len(unique), _BATCH):
+        batch = unique[i:i + _BATCH]
+        for row in await rows(f"SELECT ?e ?l WHERE {{ VALUES ?e {{ {values(batch)} }} ?e <{RDFS.label.iri}> ?l }}",
+                              MAX_ROWS):
+            found.setdefault(text(row.get("e")), text(row.get("l")))
+    if not fallback:
+        return {e: found[e] for e in unique if found.get(e)}
+    return {e: found.get(e) or label_of(e) for e in unique}
+
+
+async def edges(rows: Rows, entities: Sequence[str], limit: int = MAX_ROWS) -> list[Triple]:
+    """Every fact of the default graph with one of `entities` as subject or object and an IRI at the other end."""
+    out: list[Triple] = []
+    unique = list(dict.fromkeys(entities))
+    for i in range(0, len(unique), _BATCH):
+        batch = values(unique[i:i + _BATCH])
+        query = (f"SELECT ?s ?p ?o WHERE {{ {{ VALUES ?s {{ {batch} }} ?s ?p ?o FILTER(isIRI(?o)) }} UNION "
+                 f"{{ VALUES ?o {{ {batch} }} ?s ?p ?o FILTER(isIRI(?s)) }} }}")
+        for row in await rows(query, limit):
+            s, p, o = row.get("s"), row.get("p"), row.get("o")
+            if isinstance(s, IriTerm) and isinstance(p, IriTerm) and isinstance(o, IriTerm):
+                out.append(Triple(s=s, p=p, o=o))
+    return out
+
+
+async def sources(rows: Rows, facts: Sequence[Triple]) -> dict[str, list[Source]]:
+    """The documents each fact was extracted from (fact_key → sources), with the line where the facts were
+    read from a line (CODEOWNERS, ADRs) — through the subgraphs that contain it, as every trace resolves."""
+    found: dict[str, dict[tuple[str, int | None], Source]] = defaultdict(dict)
+    unique = list({fact_key(f): f for f in facts}.values())
+    for i in range(0, len(unique), _BATCH):
+        batch = values(TripleTerm(triple=Triple(s=f.s, p=f.p, o=f.o)) for f in unique[i:i + _BATCH])
+        query = f"""SELECT ?t ?doc ?title ?author ?line WHERE {{ VALUES ?t {{ {batch} }}
+            GRAPH <{SOURCE_GRAPH}> {{ ?sg <{TG.contains.iri}> ?t ; <{PROV.wasDerivedFrom.iri}> ?parent .
+              ?parent <{PROV.wasDerivedFrom.iri}>* ?doc . OPTIONAL {{ ?parent <{TG.lineNumber.iri}> ?line }} }}
+            ?doc a <{TG.Document.iri}> . OPTIONAL {{ ?doc <{DC.title.iri}> ?title }}
+            OPTIONAL {{ ?doc <{DC.creator.iri}> ?author }} }}"""
+        for row in await rows(query, MAX_ROWS):
+            t = row.get("t")
+            if not isinstance(t, TripleTerm):
+                continue
+            document, line = text(row.get("doc")), _int(row.get("line"))
+            found[fact_key(t.triple)].setdefault((document, line), Source(
+                document=document, title=text(row.get("title")), line=line, author=text(row.get("author")),
+                kind="graph"))
+    return {key: list(by_place.values()) for key, by_place in found.items()}
+
+
+def _int(term: Term | None) -> int | None:
+    try:
+        return int(text(term)) if term is not None else None
+    except ValueError:
+        return None
+
+
+def same_name(a: str, b: str) -> bool:
+    """Two owners named alike: equal slugs once team-ish words are dropped ("Grid Analytics team" and
+    @corvid/grid-analytics).
+
+    >>> same_name("https://trustgraph.ai/e/grid-analytics-team", "https://trustgraph.ai/e/grid-analytics")
+    True
+    """
+    return name_key(a) == name_key(b)
+
+
+def name_key(entity: str) -> str:
+    words = [w for w in slug(label_of(entity)).split("-") if w not in {"the", "team", "squad", "group", "dept"}]
+    return "-".join(words) or slug(label_of(entity))
+

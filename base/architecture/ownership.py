@@ -1,0 +1,165 @@
+"""Who owns an entity (RSN-10): the graph's owns / maintains / leads edges merged with the CODEOWNERS
+rule that decides the entity's code paths. Owners named alike in both (the "Grid Analytics team" and
+@corvid/grid-analytics) are one owner seen twice; when the two sources name different owners, both are
+returned with a note saying so, since one of them is out of date."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from tracegraph.base.architecture import graph
+from tracegraph.base.architecture.codeowners import Rule
+from tracegraph.base.architecture.graph import Entity, label_of, name_key, readable, text
+from tracegraph.base.architecture.rules import CodeOwnersShelf, Ruleset, entity_paths
+from tracegraph.base.architecture.verbs import OWNERSHIP, Verbs
+from tracegraph.base.provenance.uris import entity_uri
+from tracegraph.base.provenance.vocab import RDF, TG
+from tracegraph.base.temporal.query import Rows
+from tracegraph.schemas.architecture import CodeOwnersMatch, Owner, OwnershipResponse, Source
+from tracegraph.schemas.rdf import Triple, fact_key
+
+_OWNING = Verbs(OWNERSHIP)
+_TEAM_WORDS = ("team", "squad", "guild", "group", "department", "board", "office", "crew", "unit")
+
+
+@dataclass
+class _Owner:
+    entity: str
+    relations: list[str] = field(default_factory=list)
+    origins: list[str] = field(default_factory=list)
+    sources: list[Source] = field(default_factory=list)
+    handles: list[str] = field(default_factory=list)
+    edges: list[Triple] = field(default_factory=list)  # the graph facts naming it owner
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """The answer, and the graph facts it rests on (what a traced answer selects)."""
+
+    response: OwnershipResponse
+    edges: tuple[Triple, ...]
+
+
+def owner_edges(entity: str, facts: Sequence[Triple]) -> list[tuple[str, Triple]]:
+    """(owner IRI, fact) for each fact saying who owns, maintains or leads `entity`."""
+    found = []
+    for fact in facts:
+        voice = _OWNING.voice(fact.p.iri)
+        if voice == "passive" and fact.s.iri == entity:
+            found.append((fact.o.iri, fact))
+        elif voice == "active" and fact.o.iri == entity and fact.s.iri != entity:
+            found.append((fact.s.iri, fact))
+    return found
+
+
+async def ownership(rows: Rows, entity: Entity, shelf: CodeOwnersShelf, scope: tuple[str, str]) -> Found:
+    owners: dict[str, _Owner] = {}
+    facts = await graph.edges(rows, [entity.iri])
+    named = owner_edges(entity.iri, facts)
+    cited = await graph.sources(rows, [fact for _, fact in named])
+    for owner, fact in named:
+        held = owners.setdefault(owner, _Owner(owner))
+        held.relations.append(readable(fact.p.iri))
+        held.origins.append("graph")
+        held.sources += cited.get(fact_key(fact), [])
+        held.edges.append(fact)
+    graph_owners = set(owners)
+
+    ruleset = await shelf.rules(scope, rows)
+    matches = _codeowners_matches(ruleset, await entity_paths(rows, entity, ruleset))
+    codeowners_owners: set[str] = set()
+    for match, rule in matches:
+        for handle_owner in rule.owners:
+            iri = _same_as(entity_uri(handle_owner.name), owners)
+            codeowners_owners.add(iri)
+            held = owners.setdefault(iri, _Owner(iri))
+            held.relations.append("CODEOWNERS")
+            held.origins.append("codeowners")
+            held.handles.append(handle_owner.handle)
+            held.sources.append(match.source)
+    kinds = await _kinds(rows, list(owners))
+    handles = await _handles(rows, list(owners))
+    found_names = await graph.labels(rows, list(owners), fallback=False)
+    names = {e: found_names.get(e) or (handles.get(e) or owners[e].handles or [label_of(e)])[0] for e in owners}
+    listed = [Owner(entity=o.entity, label=names[o.entity], kind=kinds.get(o.entity, "unknown"),
+                    handles=list(dict.fromkeys(o.handles + handles.get(o.entity, []))),
+                    relations=list(dict.fromkeys(o.relations)), origins=list(dict.fromkeys(o.origins)),
+                    sources=_unique_sources(o.sources))
+              for o in sorted(owners.values(), key=lambda o: (-len(set(o.origins)), names[o.entity].lower()))]
+    shown = {o.entity: o.label + (f" ({', '.join(o.handles)})" if o.handles and o.label not in o.handles else "")
+             for o in listed}
+    agreement, note = _compare(graph_owners, codeowners_owners, shown, [m for m, _ in matches])
+    response = OwnershipResponse(owners=listed, codeowners=[m for m, _ in matches], discrepancy=note,
+                                 agreement=agreement)
+    return Found(response, tuple(fact for o in owners.values() for fact in o.edges))
+
+
+def _same_as(iri: str, owners: dict[str, _Owner]) -> str:
+    """The graph owner a CODEOWNERS handle names, when one is named alike; else the handle's own entity."""
+    return next((known for known in owners if "graph" in owners[known].origins and
+                 name_key(known) == name_key(iri)), iri)
+
+
+def _codeowners_matches(ruleset: Ruleset, paths: Sequence[tuple[str, str]]) -> list[tuple[CodeOwnersMatch, Rule]]:
+    """For each code path of the entity and each CODEOWNERS file, the rule that decides it."""
+    out = []
+    for path, origin in paths:
+        for document, (title, parsed) in ruleset.files.items():
+            rule = parsed.directory_rule(path)
+            if rule is None:
+                continue
+            source = Source(document=document, title=title, line=rule.line, kind="codeowners")
+            out.append((CodeOwnersMatch(path=path, path_origin=origin, pattern=rule.pattern,
+                                        owners=[o.handle for o in rule.owners], source=source), rule))
+    return out
+
+
+def _compare(in_graph: set[str], in_codeowners: set[str], names: dict[str, str],
+             matches: Sequence[CodeOwnersMatch]) -> tuple[str, str]:
+    if not in_graph and not in_codeowners:
+        return "none", ""
+    if not in_codeowners:
+        return "graph-only", ""
+    if not in_graph:
+        return "codeowners-only", ""
+    if in_graph == in_codeowners:
+        return "agree", ""
+    only_graph = ", ".join(sorted(names[e] for e in in_graph - in_codeowners))
+    only_rules = ", ".join(sorted(names[e] for e in in_codeowners - in_graph))
+    where = "; ".join(f"{m.source.title or m.source.document} line {m.source.line} ({m.pattern})" for m in matches)
+    parts = []
+    if only_graph:
+        parts.append(f"the graph names {only_graph}, whom CODEOWNERS does not list")
+    if only_rules:
+        parts.append(f"CODEOWNERS ({where}) names {only_rules}, whom the graph does not")
+    return "disagree", ("The sources disagree: " + "; ".join(parts) +
+                        ". One of them may be out of date: check the dates of the sources.")
+
+
+async def _kinds(rows: Rows, entities: Sequence[str]) -> dict[str, str]:
+    """team or person: by the type CODEOWNERS gave it, else by a team word in its name."""
+    kinds: dict[str, str] = {}
+    if entities:
+        for row in await rows(f"SELECT ?e ?t WHERE {{ VALUES ?e {{ {graph.values(entities)} }} "
+                              f"?e <{RDF.type.iri}> ?t FILTER(?t IN (<{TG.Team.iri}>, <{TG.Person.iri}>)) }}",
+                              len(entities) * 2):
+            kinds[text(row.get("e"))] = "team" if text(row.get("t")) == TG.Team.iri else "person"
+    for entity in entities:
+        if entity not in kinds and any(w in _TEAM_WORDS for w in label_of(entity).split()):
+            kinds[entity] = "team"
+    return kinds
+
+
+async def _handles(rows: Rows, entities: Sequence[str]) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    if entities:
+        for row in await rows(f"SELECT ?e ?h WHERE {{ VALUES ?e {{ {graph.values(entities)} }} "
+                              f"?e <{TG.contactHandle.iri}> ?h }}", 1000):
+            found.setdefault(text(row.get("e")), []).append(text(row.get("h")))
+    return found
+
+
+def _unique_sources(sources: Sequence[Source]) -> list[Source]:
+    return list({(s.document, s.line, s.kind): s for s in sources}.values())
+

@@ -1,0 +1,47 @@
+"""The search processor's `architecture` service: ownership, dependencies, memory and intent checks for
+one entity, read from the collection's graph through the same tools the search pipeline uses (so
+ownership and memory questions asked through search reach the same answers)."""
+
+from __future__ import annotations
+
+from tracegraph.base.architecture import graph, intent
+from tracegraph.base.architecture.dependencies import dependencies
+from tracegraph.base.architecture.memory import memory
+from tracegraph.base.architecture.ownership import ownership
+from tracegraph.base.architecture.rules import CodeOwnersShelf
+from tracegraph.base.architecture.verbs import verbs
+from tracegraph.base.temporal.query import Rows
+from tracegraph.schemas.architecture import ArchitectureRequest, ArchitectureResponse
+
+SPARQL_TIMEOUT = 30.0
+
+
+def rows_of(tools) -> Rows:
+    """A SELECT through the retrieval tools (the triples service's read-only SPARQL), as rows."""
+    async def rows(query: str, limit: int):
+        return (await tools.sparql(query, limit=max(1, limit), timeout=SPARQL_TIMEOUT)).bindings
+    return rows
+
+
+async def architecture_answer(req: ArchitectureRequest, tools, shelf: CodeOwnersShelf, *,
+                              half_life_days: float) -> ArchitectureResponse:
+    """The one response to a request; UnknownEntity (→ 404 at the gateway) when the name means nothing here."""
+    if req.operation == "intent-check":
+        checked = await intent.check(req.change, req.work_item, tools.embed,
+                                     threshold=intent.DEFAULT_THRESHOLD if req.threshold is None else req.threshold,
+                                     model=getattr(tools, "embedding_model", None) or "")
+        if not checked.model and getattr(tools, "embedding_model", None):
+            checked = checked.model_copy(update={"model": tools.embedding_model})
+        return ArchitectureResponse(operation=req.operation, intent=checked)
+    rows = rows_of(tools)
+    entity = await graph.resolve(rows, req.entity, req.collection)
+    done = {"operation": req.operation, "entity": entity.iri, "label": entity.label}
+    if req.operation == "ownership":
+        found = await ownership(rows, entity, shelf, (req.user, req.collection))
+        return ArchitectureResponse(**done, ownership=found.response)
+    if req.operation == "dependencies":
+        tree = await dependencies(rows, entity, depth=req.depth, direction=req.direction, verbs=verbs(req.predicates))
+        return ArchitectureResponse(**done, dependencies=tree)
+    remembered = await memory(rows, entity, tools.embed, question=req.query, limit=req.limit,
+                              half_life_days=half_life_days)
+    return ArchitectureResponse(**done, memory=remembered)
