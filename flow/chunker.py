@@ -66,7 +66,7 @@ class ChunkerProcessor(FlowProcessor):
                                             chunk_size=size, chunk_overlap=overlap, component=COMPONENT,
                                             timestamp=meta.time)
                 chunks.append(TextChunk(metadata=meta.model_copy(update={"id": uri}), text=text,
-                                        document=meta.id, index=index, title=load.title))
+                                        document=meta.id, index=index, title=load.title, kind=load.kind))
             # Provenance first, so a chunk's facts never arrive before the chunk is known.
             if provenance:
                 await flow[self.triples].send(Triples(metadata=meta, triples=provenance))

@@ -46,7 +46,7 @@ SELECT ?s ?p ?o ?chunk ?chunkLabel ?title ?extractor WHERE {
     ?chunk rdfs:label ?chunkLabel ; prov:wasDerivedFrom+ ?document .
   }
   ?document a tg:Document ; dc:title ?title .
-} LIMIT 3"""
+} ORDER BY ?s ?o LIMIT 3"""
 
 
 STRATEGIC = "What are the top risks across the platform?"

@@ -124,6 +124,7 @@ class MemoryItem(Message):
     kind: Literal["decision", "failure-pattern", "exception", "memory"]
     title: str
     text: str = ""
+    why: str = ""  # a decision's rationale (its Context), a failure's root cause, an exception's policy
     status: str = ""
     relation: str = ""  # how it touches the entity: why, caused-by, affected, excepts, concerns
     score: float = 0.0

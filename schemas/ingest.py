@@ -41,6 +41,7 @@ class TextChunk(Message):
     document: str
     index: int = Field(ge=1)
     title: str = ""  # the document's title: what its text is about (the offline extractor's subject)
+    kind: str = ""  # the document's kind (MIME type); empty from senders that predate it
 
 
 class Triples(Message):

@@ -67,12 +67,17 @@ async def dependencies(rows: Rows, root: Entity, *, depth: int, direction: str, 
     def grow(entity: str, level: int, path: tuple[str, ...]) -> DependencyNode:
         node_children = []
         if level < depth:
-            for step in sorted(children.get(entity, []), key=lambda s: names[s.target].lower()):
-                edges.append(DependencyEdge(
+            by_target: dict[str, list[Step]] = defaultdict(list)  # two facts ("depends on", "runs on"): one child
+            for step in children.get(entity, []):
+                by_target[step.target].append(step)
+            for target in sorted(by_target, key=lambda t: names[t].lower()):
+                edges.extend(DependencyEdge(
                     source=step.source, target=step.target, source_label=names[step.source],
                     target_label=names[step.target], predicate=step.fact.p.iri,
                     predicate_label=readable(step.fact.p.iri), depth=level + 1,
-                    weight=weights.get(fact_key(step.fact), 1.0), sources=cited.get(fact_key(step.fact), [])))
+                    weight=weights.get(fact_key(step.fact), 1.0), sources=cited.get(fact_key(step.fact), []))
+                    for step in by_target[target])
+                step = by_target[target][0]
                 if step.target in path:
                     loop = [names[e] for e in path[path.index(step.target):]] + [names[step.target]]
                     cycles.append(loop)

@@ -35,11 +35,12 @@ def default_question(label: str) -> str:
 async def read_items(rows: Rows, entity: str) -> list[dict[str, str]]:
     """One dict per (item, relation) touching the entity."""
     relations = " ".join(f"<{p.iri}>" for p in RELATIONS.values())
-    query = f"""SELECT ?m ?rel ?type ?title ?summary ?author ?date ?status ?line ?doc ?dtitle WHERE {{
+    query = f"""SELECT ?m ?rel ?type ?title ?summary ?why ?author ?date ?status ?line ?doc ?dtitle WHERE {{
         VALUES ?rel {{ {relations} }} ?m ?rel <{entity}> ; <{RDF.type.iri}> ?type ; <{RDFS.label.iri}> ?title .
         OPTIONAL {{ ?m <{TG.summary.iri}> ?summary }} OPTIONAL {{ ?m <{DC.creator.iri}> ?author }}
         OPTIONAL {{ ?m <{DC.date.iri}> ?date }} OPTIONAL {{ ?m <{TG.decisionStatus.iri}> ?status }}
         OPTIONAL {{ ?m <{TG.lineNumber.iri}> ?line }}
+        OPTIONAL {{ ?m <{TG.rationale.iri}>|<{TG.rootCause.iri}>|<{TG.policy.iri}> ?why }}
         OPTIONAL {{ ?m <{PROV.wasDerivedFrom.iri}> ?doc . OPTIONAL {{ ?doc <{DC.title.iri}> ?dtitle }} }} }}"""
     return [{name: text(value) for name, value in row.items()} for row in await rows(query, MAX_ITEMS)
             if text(row.get("type")) in KIND_OF_CLASS]
@@ -89,6 +90,7 @@ async def memory(rows: Rows, entity: Entity, embed: Embed, *, question: str = ""
         line = item.get("line", "")
         ranked.append(MemoryItem(
             node=item["m"], kind=KIND_OF_CLASS[item["type"]], title=item["title"], text=item.get("summary", ""),
+            why=item.get("why", ""),
             status=status, relation=item["relation"], score=round(score, 4), relevance=relevance, recency=fresh,
             source=Source(document=item.get("doc", ""), title=item.get("dtitle", ""),
                           line=int(line) if line.isdigit() else None, author=item.get("author", ""),

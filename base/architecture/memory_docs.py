@@ -517,14 +517,8 @@ def extract(text: str, kind: str = "text/markdown", *, title: str = "",
     document without a heading; `known_names` are entity names to find whatever their case."""
     document = _read(text, title)
     names = _Names(text, known_names)
-    which = _recognised(document, kind)
-    if which == "adr":
-        return _decision(document, names)
-    if which == "postmortem":
-        return _failure(document, names)
-    if which == "review-comments":
-        return _review(document, names)
-    return []
+    read = {"adr": _decision, "postmortem": _failure, "review-comments": _review}.get(_recognised(document, kind))
+    return [r for r in read(document, names) if r.text or r.title] if read else []
 
 
 def _author(document: _Document) -> str:
@@ -546,7 +540,7 @@ def _decision(document: _Document, names: _Names) -> list[MemoryRecord]:
 
 
 def _failure(document: _Document, names: _Names) -> list[MemoryRecord]:
-    summary = document.prose("summary", "incident") or document.prose("preamble")
+    summary = document.prose("summary", "incident") or document.prose("preamble") or document.prose("impact")
     impact, cause = document.prose("impact"), document.prose("root-cause")
     actions = "\n".join(t for _, t in document.blocks("action-items"))
     when = parse_date(document.meta.get("date", "")) or parse_date(document.prose("preamble")) or parse_date(summary)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from tracegraph.base.architecture import graph
+from tracegraph.base.architecture import codeowners, graph
 from tracegraph.base.architecture.codeowners import Rule
 from tracegraph.base.architecture.graph import Entity, label_of, name_key, readable, text
 from tracegraph.base.architecture.rules import CodeOwnersShelf, Ruleset, entity_paths
@@ -82,6 +82,9 @@ async def ownership(rows: Rows, entity: Entity, shelf: CodeOwnersShelf, scope: t
     handles = await _handles(rows, list(owners))
     found_names = await graph.labels(rows, list(owners), fallback=False)
     names = {e: found_names.get(e) or (handles.get(e) or owners[e].handles or [label_of(e)])[0] for e in owners}
+    for o in owners.values():  # a graph owner CODEOWNERS names by a team handle is a team
+        if o.entity not in kinds and any(_owner_kind(h) for h in o.handles):
+            kinds[o.entity] = next(k for h in o.handles if (k := _owner_kind(h)))
     listed = [Owner(entity=o.entity, label=names[o.entity], kind=kinds.get(o.entity, "unknown"),
                     handles=list(dict.fromkeys(o.handles + handles.get(o.entity, []))),
                     relations=list(dict.fromkeys(o.relations)), origins=list(dict.fromkeys(o.origins)),
@@ -127,7 +130,7 @@ def _compare(in_graph: set[str], in_codeowners: set[str], names: dict[str, str],
         return "agree", ""
     only_graph = ", ".join(sorted(names[e] for e in in_graph - in_codeowners))
     only_rules = ", ".join(sorted(names[e] for e in in_codeowners - in_graph))
-    where = "; ".join(f"{m.source.title or m.source.document} line {m.source.line} ({m.pattern})" for m in matches)
+    where = "; ".join(f"rule {m.pattern}, {m.source.title or m.source.document} line {m.source.line}" for m in matches)
     parts = []
     if only_graph:
         parts.append(f"the graph names {only_graph}, whom CODEOWNERS does not list")
@@ -158,6 +161,11 @@ async def _handles(rows: Rows, entities: Sequence[str]) -> dict[str, list[str]]:
                               f"?e <{TG.contactHandle.iri}> ?h }}", 1000):
             found.setdefault(text(row.get("e")), []).append(text(row.get("h")))
     return found
+
+
+def _owner_kind(handle: str) -> str | None:
+    parsed = codeowners.owner(handle)
+    return parsed.kind if parsed else None
 
 
 def _unique_sources(sources: Sequence[Source]) -> list[Source]:

@@ -56,6 +56,7 @@ def codeowners_facts(document: str, parsed: CodeOwners) -> ByLine:
     for rule in parsed.rules:
         node = codeowners_rule_uri(document, rule.line)
         facts = [_fact(node, RDF.type, TG.CodeOwnersRule),
+                 _fact(node, RDFS.label, literal(f"CODEOWNERS rule {rule.pattern} (line {rule.line})")),
                  _fact(node, TG.pathPattern, literal(rule.pattern)),
                  *_placed(node, document, rule.line)]
         for owner in rule.owners:
@@ -70,7 +71,7 @@ def memory_facts(document: str, records: Sequence[MemoryRecord]) -> ByLine:
     names (each entity labelled, so it exists in the collection even if no other fact names it)."""
     lines: ByLine = {}
     for record in records:
-        node = memory_uri(document, record.kind, record.line)
+        node = memory_uri(document, record.kind, record.line, record.title)
         facts = [_fact(node, RDF.type, MEMORY_CLASSES[record.kind]),
                  _fact(node, RDFS.label, literal(record.title)), *_placed(node, document, record.line)]
         facts += [_fact(node, predicate, literal(value)) for predicate, value in (

@@ -84,6 +84,7 @@ def codeowners_rule_uri(document: str, line: int) -> str:
     return f"urn:trustgraph:codeowners-rule:{_stable('codeowners-rule', document, line)}"
 
 
-def memory_uri(document: str, kind: str, line: int) -> str:
-    """A decision, failure pattern, exception or memory read from a document: the same in every run."""
-    return f"urn:trustgraph:memory:{_stable('memory', document, kind, line)}"
+def memory_uri(document: str, kind: str, line: int, title: str = "") -> str:
+    """A decision, failure pattern, exception or memory read from a document: the same in every run (two
+    records an LLM placed on one line stay apart by their titles)."""
+    return f"urn:trustgraph:memory:{_stable('memory', document, kind, line, title)}"

@@ -84,6 +84,12 @@ READABLE_PREDICATES = {
     "http://www.w3.org/2004/02/skos/core#definition": "is defined as",
     "http://purl.org/dc/elements/1.1/title": "has title",
     "http://www.w3.org/2000/01/rdf-schema#label": "is labelled",
+    TG.base + "codeOwner": "names as code owner",
+    TG.base + "why": "was decided about",
+    TG.base + "affected": "affected",
+    TG.base + "causedBy": "was caused by",
+    TG.base + "excepts": "grants an exception to",
+    TG.base + "concerns": "concerns",
 }
 
 

@@ -207,6 +207,8 @@ def route_by_rules(question: str) -> Route:
     for query_type, pattern in _RULES:
         for clause in clauses:
             found = pattern.search(clause)
+            if found and query_type == "memory" and _nothing_to_look_up(question):
+                continue  # "why is it slow?" names nothing whose history could be looked up
             if found:
                 article = "an" if query_type[0] in "aeiou" else "a"
                 cue = found.group(0).strip()

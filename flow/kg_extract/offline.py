@@ -460,7 +460,9 @@ def extract(text: str, title: str = "") -> Extraction:
     about = _Title(title, text)
     if about.label:
         result.definitions[about.label] = ""
-    lowercase = set(re.findall(r"\b[a-z][\w'-]*", text))
+    # Words written in lower case elsewhere are common words, not names, unless in a path ("services/skyline/"
+    # does not make "Skyline" a common word).
+    lowercase = set(re.findall(r"\b[a-z][\w'-]*", re.sub(r"\S*/\S*", " ", text)))
     surnames: dict[str, set[str]] = {}  # "Hall" -> {"G. Stanley Hall"}: a later "Hall" is that person
     _remember(surnames, re.sub(r"\s*\([^()]*\)$", "", about.label), about.label)
     sentences = _sentences(text, about.occurrences)

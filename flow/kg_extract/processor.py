@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import time
 
+from tracegraph.base.documents import CODEOWNERS
 from tracegraph.base.errors import RemoteError, is_transient
 from tracegraph.base.flow import Flow
 from tracegraph.base.processor import FlowProcessor
@@ -45,6 +46,11 @@ class KnowledgeExtractor(FlowProcessor):
     async def extract(self, chunk: TextChunk, flow: Flow) -> None:
         model: str | None = None
         extractor = "offline"
+        if chunk.kind == CODEOWNERS:
+            # Path patterns and handles are no prose: architecture-extract reads the whole file's rules. The
+            # chunk still gets its (empty) subgraph, so waiting for extraction sees it done.
+            await self._emit(chunk, flow, Extraction(), extractor, model)
+            return
         try:
             if self._use_llm():
                 extraction, model = await self._with_llm(chunk, flow)

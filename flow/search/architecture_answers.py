@@ -105,9 +105,10 @@ class RecordsAnswer(WholeAnswer):
                 if any(handle in match.owners for handle in owner.handles):
                     selected.append(SelectedEdge(
                         iri(rule), TG.codeOwner, iri(owner.entity), score=1.0,
-                        reasoning=f"CODEOWNERS {match.source.title or match.source.document} line "
-                                  f"{match.source.line} ({match.pattern}) decides {match.path}, "
-                                  f"{'where a document says its code lives' if match.path_origin == 'graph' else 'a directory named like it'}"))
+                        reasoning=f"the rule {match.pattern} ({match.source.title or match.source.document}, line "
+                                  f"{match.source.line}) decides {match.path}, " + (
+                                      "where a document says its code lives" if match.path_origin == "graph"
+                                      else "the directory named like it")))
         sources = [s for o in response.owners for s in o.sources]
         return selected, sources, response.discrepancy
 
@@ -136,8 +137,10 @@ class RecordsAnswer(WholeAnswer):
         for item in self.memory.items:
             by = ", ".join(part for part in (item.source.author, item.source.date) if part)
             where = item.source.title or item.source.document
+            why = {"decision": "Why", "failure-pattern": "Root cause", "exception": "Policy"}.get(item.kind, "Context")
             lines.append(f"- {KIND_NAMES[item.kind]}: {item.title}" + (f" ({by})" if by else "") +
-                         (f" — {item.text}" if item.text else "") + f" [{where}, line {item.source.line}]")
+                         (f" — {item.text}" if item.text else "") + (f" {why}: {item.why}" if item.why else "") +
+                         f" [{where}, line {item.source.line}]")
         return "\n".join(lines)
 
 

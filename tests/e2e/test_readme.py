@@ -17,7 +17,7 @@ def test_main_job_loads_the_corpus_and_traces_facts_to_documents(tmp_path):
     out = result.stdout
     assert "on the inproc bus" in out and "offline extractor (no LLM configured)" in out
     assert f"gateway http://127.0.0.1:{port}/; data in {tmp_path / 'data'}" in out
-    assert len(re.findall(r"loaded \S+\.md", out)) == 5
+    assert len(re.findall(r"loaded \S+\.md", out)) == 8 and "loaded CODEOWNERS" in out
     counts = re.search(r"knowledge graph: (\d+) chunks, (\d+) facts in (\d+) subgraphs", out)
     assert counts and int(counts.group(1)) >= 3 and int(counts.group(2)) >= 10
     assert "(Helios Grid) --[depends on]--> (Corvid Analytics)" in out
@@ -52,8 +52,20 @@ def test_main_job_loads_the_corpus_and_traces_facts_to_documents(tmp_path):
     assert "- Skyline is owned by Forecasting Guild." in then and "Grid Analytics" not in then
     assert "- Skyline is owned by Grid Analytics." in today and "is owned by Forecasting Guild" not in today
     assert "Skyline is owned by: Forecasting Guild -> Grid Analytics" in out
+    # The architecture routes on the sample services: a stale CODEOWNERS line, a dependency cycle, the ADRs.
+    architecture = out.split("Ownership (GET /api/v1/ownership/Skyline")[1].split("stored explain traces")[0]
+    assert "Forecasting Guild @corvid/forecasting-guild  [CODEOWNERS]  from CODEOWNERS line 9" in architecture
+    assert "Grid Analytics @corvid/grid-analytics  [is owned by]  from skyline-review-2025" in architecture
+    assert "! The sources disagree" in architecture
+    assert "cycle: Skyline -> Demand Feed -> Storage Gateway -> Skyline" in architecture
+    assert re.search(r"decision\s+ADR 0012: Run Skyline in two regions  \(Tomas Brandt, 2025-10-02\)", architecture)
+    assert re.search(r"-> ok\n.*\n.*\n\nIntent check .*-> MISMATCH", architecture)
+    assert "advisory: The code changes in this PR appear semantically distant" in architecture
+    search = architecture.split("Search, explained: 'Who owns Skyline?'")[1]
+    assert re.search(r"Edge: \(CODEOWNERS rule /services/skyline/ \(line 9\), names as code owner, ", search)
+    assert "Source: Line 9 → CODEOWNERS" in search
     listed = out.split("stored explain traces")[1]
-    assert {"GraphRAG", "DocRAG", "Agent", "Global"} <= set(re.findall(r"^  (\w+)\s+urn:", listed, re.M))
+    assert {"GraphRAG", "DocRAG", "Agent", "Global", "Search"} <= set(re.findall(r"^  (\w+)\s+urn:", listed, re.M))
     assert "(part of urn:trustgraph:agent:" in listed
     assert re.search(r"Edge: \(Helios Grid, depends on, Corvid Analytics\)\n\s+Reason: offline selection", out)
     assert "- Helios Grid depends on Corvid Analytics." in out and "Sources: helios-grid" in out

@@ -126,7 +126,7 @@ async def test_ownership_disagreement_returns_both_with_a_note(rows):
     assert sorted((o.label, h) for o in codeowners_only for h in o.handles) == [
         ("@ada-kern", "@ada-kern"), ("@corvid/forecasting-guild", "@corvid/forecasting-guild")]
     assert response.agreement == "disagree"
-    assert "Grid Analytics team" in response.discrepancy and "CODEOWNERS (CODEOWNERS line 3" in response.discrepancy
+    assert "Grid Analytics team" in response.discrepancy and "CODEOWNERS (rule /services/skyline/, CODEOWNERS line 3)" in response.discrepancy
     (match,) = response.codeowners
     assert (match.path, match.path_origin, match.pattern, match.source.line) == (
         "services/skyline/", "graph", "/services/skyline/", 3)
