@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import logging
-import time
 
 from tracegraph.base.architecture import codeowners, memory_docs, memory_llm
 from tracegraph.base.architecture.code_paths import code_paths
@@ -24,10 +23,10 @@ from tracegraph.base.processor import FlowProcessor
 from tracegraph.base.specs import Client, Consumer, Producer
 from tracegraph.schemas.ingest import DocumentLoad, Triples
 from tracegraph.schemas.library import LibrarianRequest, LibrarianResponse
+from tracegraph.flow.llm_choice import LlmChoice, ModelAsker
 from tracegraph.schemas.llm import TextCompletionRequest, TextCompletionResponse
 
 log = logging.getLogger(__name__)
-RECHECK_LLM_SECONDS = 60.0
 
 
 def is_codeowners(load: DocumentLoad) -> bool:
@@ -44,7 +43,7 @@ class ArchitectureExtractor(FlowProcessor):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self._offline_until = 0.0  # in "auto" mode: no LLM was configured when we last asked
+        self.llm = LlmChoice(self.settings.extractor)
 
     @input.handler
     async def extract(self, load: DocumentLoad, flow: Flow) -> None:
@@ -76,31 +75,21 @@ class ArchitectureExtractor(FlowProcessor):
                       flow: Flow) -> tuple[list[memory_docs.MemoryRecord], str | None]:
         """The LLM's typed records when one is configured (model named), else the offline rules'. `kind`
         is what the document was recognised as: adr, postmortem or review-comments."""
-        if self._use_llm():
-            used: list[str] = []
-
-            async def ask(system: str, prompt: str) -> str:
-                reply = await flow[self.completion].request(TextCompletionRequest(system=system, prompt=prompt))
-                used.append(reply.model or "llm")
-                return reply.response
-
+        if self.llm.use_llm():
+            ask = ModelAsker(flow, self.completion)
             try:
                 records = await memory_llm.extract_with_llm(text, kind, ask)
-                return records, used[-1] if used else "llm"
+                return records, ask.model or "llm"
             except RemoteError as exc:
                 if exc.type != "llm-unavailable" and is_transient(exc):
                     raise  # redelivered later
                 if exc.type == "llm-unavailable":
-                    self._offline_until = time.monotonic() + RECHECK_LLM_SECONDS
+                    self.llm.none_configured()
                 else:
                     log.warning("LLM memory extraction failed (%s): using the offline rules", exc)
             except memory_llm.MemoryExtractionFailed as exc:
                 log.warning("LLM memory extraction gave no usable records (%s): using the offline rules", exc)
         return memory_docs.extract(text, document_kind), None
-
-    def _use_llm(self) -> bool:
-        mode = self.settings.extractor
-        return mode == "llm" or (mode == "auto" and time.monotonic() >= self._offline_until)
 
 
 def _merge(into: ByLine, more: ByLine) -> None:

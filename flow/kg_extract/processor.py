@@ -5,7 +5,6 @@ whose confidence is below the flow's review-threshold goes to the review queue i
 from __future__ import annotations
 
 import logging
-import time
 
 from tracegraph.base.documents import CODEOWNERS
 from tracegraph.base.errors import RemoteError, is_transient
@@ -16,13 +15,13 @@ from tracegraph.base.provenance.uris import entity_uri, subgraph_uri
 from tracegraph.base.provenance.vocab import SKOS
 from tracegraph.base.specs import Client, Consumer, Parameter, Producer
 from tracegraph.flow.kg_extract import llm, offline
+from tracegraph.flow.llm_choice import RECHECK_LLM_SECONDS, LlmChoice, ModelAsker
 from tracegraph.flow.kg_extract.facts import Extraction, label_triples, mentioned, mentions, rated_facts, triage
 from tracegraph.schemas.ingest import EntityContext, EntityContexts, TextChunk, Triples
 from tracegraph.schemas.llm import TextCompletionRequest, TextCompletionResponse
 
 log = logging.getLogger(__name__)
 COMPONENT = Component("kg-extract", "1.0")
-RECHECK_LLM_SECONDS = 60.0
 
 
 class KnowledgeExtractor(FlowProcessor):
@@ -35,12 +34,8 @@ class KnowledgeExtractor(FlowProcessor):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self._offline_until = 0.0  # in "auto" mode: no LLM was configured when we last asked
+        self.llm = LlmChoice(self.settings.extractor)
         self.failed_chunks = 0
-
-    def _use_llm(self) -> bool:
-        mode = self.settings.extractor
-        return mode == "llm" or (mode == "auto" and time.monotonic() >= self._offline_until)
 
     @input.handler
     async def extract(self, chunk: TextChunk, flow: Flow) -> None:
@@ -52,7 +47,7 @@ class KnowledgeExtractor(FlowProcessor):
             await self._emit(chunk, flow, Extraction(), extractor, model)
             return
         try:
-            if self._use_llm():
+            if self.llm.use_llm():
                 extraction, model = await self._with_llm(chunk, flow)
                 extractor = "llm" if model is not None else "offline"
             else:
@@ -67,26 +62,20 @@ class KnowledgeExtractor(FlowProcessor):
 
     async def gave_up(self, spec, message, flow: Flow, error: str) -> None:
         if spec is self.input:
-            await self._record_failure(message, flow, "llm" if self._use_llm() else "offline", error)
+            await self._record_failure(message, flow, "llm" if self.llm.use_llm() else "offline", error)
 
     async def _with_llm(self, chunk: TextChunk, flow: Flow) -> tuple[Extraction, str | None]:
         """LLM extraction; in auto mode, offline (model None) when no endpoint is configured."""
-        used: list[str] = []
-
-        async def ask(system: str, prompt: str) -> str:
-            reply = await flow[self.completion].request(TextCompletionRequest(system=system, prompt=prompt))
-            used.append(reply.model or "")
-            return reply.response
-
+        ask = ModelAsker(flow, self.completion)
         try:
             extraction = await llm.extract(chunk.text, ask)
         except RemoteError as exc:
             if exc.type == "llm-unavailable" and self.settings.extractor == "auto":
                 log.info("no LLM configured: extracting offline (will ask again in %.0fs)", RECHECK_LLM_SECONDS)
-                self._offline_until = time.monotonic() + RECHECK_LLM_SECONDS
+                self.llm.none_configured()
                 return offline.extract(chunk.text, title=chunk.title), None
             raise
-        return extraction, (used[-1] if used else None)
+        return extraction, ask.model
 
     async def _emit(self, chunk: TextChunk, flow: Flow, extraction: Extraction, extractor: str,
                     model: str | None) -> None:

@@ -5,16 +5,21 @@ explained answer whose selected edges resolve to the CODEOWNERS file and line.""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from tracegraph.base.errors import RemoteError
+from tracegraph.base.provenance.shacl import validate_trace
 from tracegraph.cli.api import Api
+from tracegraph.schemas.rdf import Triple
 
 from support.ingest import CORPUS, ingest_stack, load_and_wait
 from support.stack import wait_until_async
 
 pytestmark = pytest.mark.timeout(300)
 
+TG = "https://trustgraph.ai/ns/"
 TOKENS = "alice alice-token\nbob bob-token\n"
 ARCH = {"collection": "arch"}
 FILES = ("CODEOWNERS", "adr-0007-skyline-storage-gateway.md", "adr-0012-skyline-two-regions.md",
@@ -124,6 +129,12 @@ async def check_ownership_through_search_is_explained_down_to_the_codeowners_lin
           GRAPH <urn:graph:source> {{ ?sg tg:contains ?edge ; prov:wasDerivedFrom ?line .
                                       ?line tg:lineNumber ?n ; prov:wasDerivedFrom ?doc }} }}"""}))["bindings"]
     assert rows and {r["doc"]["i"] for r in rows} == {ids["CODEOWNERS"]}, rows
+
+    # The trace, the rules and records, and their provenance all pass the SHACL shapes.
+    everything = (await alice.flow_service("default", "triples", {**ARCH, "g": "*", "limit": 100000}))["response"]
+    assert any(t["p"]["i"] == TG + "codeOwner" for t in everything)
+    report = await asyncio.to_thread(validate_trace, [Triple.model_validate(t) for t in everything])
+    assert report.conforms, "\n".join(report.messages)
 
 
 async def test_the_architecture_questions_on_the_sample_corpus(services):
