@@ -65,6 +65,15 @@ def candidates(name: str) -> list[str]:
     return list(dict.fromkeys(entity_uri(form) for form in forms if form.strip()))
 
 
+def is_path(name: str) -> bool:
+    """A repository path ("services/skyline/", "src/app.py"), not a name or an IRI.
+
+    >>> is_path("services/skyline/"), is_path("https://trustgraph.ai/e/skyline"), is_path("Skyline")
+    (True, False, False)
+    """
+    return "/" in name and " " not in name.strip() and not _IRI.fullmatch(name.strip())
+
+
 def values(terms: Iterable[str | Term]) -> str:
     return " ".join(f"<{t}>" if isinstance(t, str) else sparql_term(t) for t in terms)
 

@@ -98,6 +98,33 @@ async def ownership(rows: Rows, entity: Entity, shelf: CodeOwnersShelf, scope: t
     return Found(response, tuple(fact for o in owners.values() for fact in o.edges))
 
 
+async def path_ownership(rows: Rows, path: str, shelf: CodeOwnersShelf, scope: tuple[str, str]) -> OwnershipResponse:
+    """Who owns a repository path ("services/skyline/models/train.py", or a directory ending in "/"):
+    the CODEOWNERS rule deciding it in each file, and the entities whose code lives there."""
+    path = path.lstrip("/")
+    ruleset = await shelf.rules(scope, rows)
+    matches = []
+    for document, (title, parsed) in ruleset.files.items():
+        rule = parsed.directory_rule(path) if path.endswith("/") else parsed.rule_for(path)
+        if rule is not None:
+            source = Source(document=document, title=title, line=rule.line, kind="codeowners")
+            matches.append((CodeOwnersMatch(path=path, path_origin="given", pattern=rule.pattern,
+                                            owners=[o.handle for o in rule.owners], source=source), rule))
+    owners: dict[str, _Owner] = {}
+    for match, rule in matches:
+        for handle_owner in rule.owners:
+            held = owners.setdefault(entity_uri(handle_owner.name), _Owner(entity_uri(handle_owner.name)))
+            held.relations.append("CODEOWNERS")
+            held.origins.append("codeowners")
+            held.handles.append(handle_owner.handle)
+            held.sources.append(match.source)
+    listed = [Owner(entity=o.entity, label=o.handles[0], kind=_owner_kind(o.handles[0]) or "unknown",
+                    handles=list(dict.fromkeys(o.handles)), relations=["CODEOWNERS"], origins=["codeowners"],
+                    sources=_unique_sources(o.sources)) for o in owners.values()]
+    return OwnershipResponse(owners=listed, codeowners=[m for m, _ in matches],
+                             agreement="codeowners-only" if listed else "none")
+
+
 def _same_as(iri: str, owners: dict[str, _Owner]) -> str:
     """The graph owner a CODEOWNERS handle names, when one is named alike; else the handle's own entity."""
     return next((known for known in owners if "graph" in owners[known].origins and

@@ -112,7 +112,9 @@ def _query_operation(route: QueryRoute, request: type[Message], response: type[M
 
 ENTITY_PARAMETER = {"name": "entity", "in": "path", "required": True, "schema": {"type": "string", "maxLength": 500},
                     "description": "the entity's name as the documents write it (Skyline, the Storage Gateway) or "
-                                   "its IRI, URL-encoded; unknown in the collection: 404 naming it",
+                                   "its IRI, URL-encoded; unknown in the collection: 404 naming it. For ownership, "
+                                   "also a repository path (services/skyline/, src/app.py): the CODEOWNERS rule "
+                                   "deciding it",
                     "example": "Skyline"}
 
 

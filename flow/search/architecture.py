@@ -7,7 +7,7 @@ from __future__ import annotations
 from tracegraph.base.architecture import graph, intent
 from tracegraph.base.architecture.dependencies import dependencies
 from tracegraph.base.architecture.memory import memory
-from tracegraph.base.architecture.ownership import ownership
+from tracegraph.base.architecture.ownership import ownership, path_ownership
 from tracegraph.base.architecture.rules import CodeOwnersShelf
 from tracegraph.base.architecture.verbs import verbs
 from tracegraph.base.temporal.query import Rows
@@ -34,6 +34,10 @@ async def architecture_answer(req: ArchitectureRequest, tools, shelf: CodeOwners
             checked = checked.model_copy(update={"model": tools.embedding_model})
         return ArchitectureResponse(operation=req.operation, intent=checked)
     rows = rows_of(tools)
+    if req.operation == "ownership" and graph.is_path(req.entity):
+        owned = await path_ownership(rows, req.entity, shelf, (req.user, req.collection))
+        return ArchitectureResponse(operation=req.operation, entity=req.entity.lstrip("/"), label=req.entity,
+                                    ownership=owned)
     entity = await graph.resolve(rows, req.entity, req.collection)
     done = {"operation": req.operation, "entity": entity.iri, "label": entity.label}
     if req.operation == "ownership":

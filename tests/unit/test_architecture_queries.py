@@ -19,7 +19,7 @@ from tracegraph.base.architecture.dependencies import dependencies
 from tracegraph.base.architecture.graph import resolve
 from tracegraph.base.architecture.memory import memory
 from tracegraph.base.architecture.memory_docs import MemoryRecord
-from tracegraph.base.architecture.ownership import ownership
+from tracegraph.base.architecture.ownership import ownership, path_ownership
 from tracegraph.base.architecture.rules import CodeOwnersShelf
 from tracegraph.base.architecture.triples import (
     code_path_facts, codeowners_facts, memory_facts, problem_triples, with_provenance,
@@ -143,6 +143,15 @@ async def test_ownership_agreement_merges_a_team_seen_in_both(rows):
     assert (team.label, team.origins, team.handles, team.kind) == (
         "Platform team", ["graph", "codeowners"], ["@corvid/platform-team"], "team")
     assert {s.kind for s in team.sources} == {"graph", "codeowners"}
+
+
+async def test_a_repository_path_is_owned_by_the_rule_deciding_it(rows):
+    file = await path_ownership(rows, "services/skyline/models/train.py", CodeOwnersShelf(), ("alice", "arch"))
+    assert [(m.pattern, m.source.line) for m in file.codeowners] == [("/services/skyline/", 3)]
+    assert sorted((o.label, o.kind) for o in file.owners) == [("@ada-kern", "person"), ("@corvid/forecasting-guild", "team")]
+    assert file.agreement == "codeowners-only"
+    elsewhere = await path_ownership(rows, "/docs/", CodeOwnersShelf(), ("alice", "arch"))
+    assert [m.pattern for m in elsewhere.codeowners] == ["*"] and elsewhere.owners[0].handles == ["@corvid/platform-team"]
 
 
 async def test_a_malformed_codeowners_line_is_recorded_not_dropped(rows):

@@ -28,9 +28,13 @@ import tracegraph.base.provenance.agent
 import tracegraph.base.retrieval.distinct_lines
 import tracegraph.base.retrieval.global_map
 import tracegraph.base.stores.keyword
+import tracegraph.base.architecture.code_paths
+import tracegraph.base.architecture.codeowners
+import tracegraph.base.architecture.memory_docs
 
 
-@pytest.mark.parametrize("module", [tracegraph.base.bus.protocol, tracegraph.base.bus.topic, tracegraph.cli._client, tracegraph.cli.start_flow,
+@pytest.mark.parametrize("module", [tracegraph.base.architecture.code_paths, tracegraph.base.architecture.codeowners,
+                                    tracegraph.base.architecture.memory_docs, tracegraph.base.bus.protocol, tracegraph.base.bus.topic, tracegraph.cli._client, tracegraph.cli.start_flow,
                                     tracegraph.flow.gateway.app, tracegraph.flow.graph_rag.focus,
                                     tracegraph.cli.explain_render, tracegraph.cli.trace_store,
                                     tracegraph.flow.gateway.auth, tracegraph.flow.gateway.tenancy,
