@@ -147,7 +147,7 @@ _MEMORY = [
     r"\b(?:rationale|reasoning|motivation|reasons?)\s+(?:for|behind|of)\b",
     r"^what\s+(?:led|drove|motivated|prompted)\s+(?:to\s+|us\s+to\s+)?(?:the\s+)?(?:decision|choice|move)\b",
     r"^(?:what|which)\s+(?:architectural\s+|design\s+|technical\s+)?decisions?\s+(?:were|was|have been|has been|did we)\b",
-    r"\b(?:adrs?|architecture decision records?|post-?mortems?|incident reviews?)\s+(?:about|for|on|of)\b",
+    r"^(?!who\b).*\b(?:adrs?|architecture decision records?|post-?mortems?|incident reviews?)\s+(?:about|for|on|of)\b",
     r"^what\s+(?:went wrong|failed|broke)\s+(?:with|in|at|during)\b",
     r"\b(?:exceptions?\s+to\s+(?:the\s+)?[\w-]+(?:\s+[\w-]+)?\s+polic(?:y|ies))\b",
 ]

@@ -26,6 +26,7 @@ from tracegraph.cli.library_upload import add_document, process, wait_for_extrac
 
 from support.cluster import PROCESSES, Cluster
 from support.fault_corpus import write_corpus
+from support.ingest import CORPUS
 from support.names import vhost_of
 from support.procs import tg
 
@@ -35,8 +36,8 @@ UNAVAILABLE_AFTER = 3.0  # seconds: the deadline a caller of a dead service is h
 INGEST_TIMEOUT = 240.0
 FAULT_AFTER_DOCUMENTS = 3  # the fault strikes once this many documents are on their way
 VECTOR_LIMIT = 1000  # the most one vector query lists: the corpus stays below it
-VICTIMS = ["librarian", "chunker", "kg-extract", "embeddings", "graph-embeddings", "document-embeddings",
-           "triples", "explainability", "community", "raptor"]
+VICTIMS = ["librarian", "chunker", "kg-extract", "architecture-extract", "embeddings", "graph-embeddings",
+           "document-embeddings", "triples", "explainability", "community", "raptor"]
 QUESTIONS = ["What does the json module encode?", "How does heapq keep a heap?",
              "Which hash algorithms does hashlib offer?"]
 
@@ -173,7 +174,8 @@ def env(rabbitmq_url: str, tmp_path_factory: pytest.TempPathFactory):
     cluster = Cluster(rabbitmq_url, work / "data", work / "logs",
                       TG_UNAVAILABLE_TIMEOUT=str(UNAVAILABLE_AFTER), TG_RETRY_BACKOFF="0.25",
                       TG_REQUEST_TIMEOUT="60")
-    corpus = write_corpus(work / "corpus")
+    # The stdlib prose, and a CODEOWNERS file and an ADR that architecture-extract reads whole.
+    corpus = write_corpus(work / "corpus") + [CORPUS / "CODEOWNERS", CORPUS / "adr-0007-skyline-storage-gateway.md"]
 
     async def start() -> Env:
         for name in PROCESSES:

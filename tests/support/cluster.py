@@ -14,8 +14,8 @@ from support.procs import BIN, free_port
 
 # What ingest, GraphRAG and its explain trace need; config first, the gateway last.
 PROCESSES = ["config", "librarian", "triples", "keyword-index", "embeddings", "graph-embeddings",
-             "document-embeddings", "text-completion", "kg-extract", "chunker", "graph-rag", "explainability",
-             "community", "raptor", "gateway"]
+             "document-embeddings", "text-completion", "kg-extract", "chunker", "architecture-extract", "graph-rag",
+             "explainability", "community", "raptor", "gateway"]
 JOINED = "joined flow 'default'"
 OUTSIDE_FLOWS = {"config", "librarian"}  # services on fixed topics: started is ready
 

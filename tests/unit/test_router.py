@@ -91,3 +91,17 @@ def test_the_shipped_question_list_is_mostly_routed_right():
     counts = {t: sum(r["type"] == t for r in rows) for t in ("factual", "dependency", "ownership", "strategic", "vague")}
     assert counts["factual"] >= 25 and min(counts.values()) >= 12
     assert accuracy >= 0.85, [r for r in rows if r["type"] != r["routed"]]
+
+
+@pytest.mark.parametrize("question, expected", [
+    ("Why was Skyline moved to two regions?", "memory"),
+    ("Why does Skyline depend on the Demand Feed?", "memory"),  # a reason, not the dependency itself
+    ("What was the rationale for the Storage Gateway?", "memory"),
+    ("What decisions were made about the Ledger service?", "memory"),
+    ("What went wrong with the checkout service in June?", "memory"),
+    ("Who wrote the postmortem for the March checkout outage?", "factual"),  # a fact about a document
+    ("Why is it slow?", "vague"),  # nothing named whose history could be looked up
+    ("Who owns Skyline?", "ownership"),
+])
+def test_why_questions_ask_the_institutional_memory(question, expected):
+    assert route_by_rules(question).query_type == expected
