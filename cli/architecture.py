@@ -93,8 +93,10 @@ def main_ownership(argv: list[str] | None = None) -> int:
         "tg-show-ownership",
         "Who owns an entity: the teams and people the graph names (owned by, maintains, leads, ...) merged "
         "with the CODEOWNERS rule that decides its code path, each with the documents and lines it comes "
-        "from, and a note when the two disagree.",
-        ["tg-show-ownership Skyline", "tg-show-ownership 'Payments API' -C platform --json"])
+        "from, and a note when the two disagree. Given a repository path instead (services/skyline/, "
+        "src/app.py), the CODEOWNERS rule deciding it.",
+        ["tg-show-ownership Skyline", "tg-show-ownership 'Payments API' -C platform --json",
+         "tg-show-ownership services/skyline/models/train.py"])
     args = p.parse_args(argv)
     return _entity_command("tg-show-ownership", args, "ownership", print_ownership)
 
