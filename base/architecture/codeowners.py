@@ -15,6 +15,8 @@ where the two differ; the choices below are the ones the documentation leaves op
   match on a directory covers everything under it; a trailing `/` matches directories only; `*` and `?` stay
   within one path segment, `**` crosses them. One documented exception to gitignore: an anchored pattern whose
   last segment is `*` (`docs/*`) matches the files directly inside, never deeper ones.
+
+Narrowing a lookup to the few rules that could match a path is codeowners_index.py's job.
 """
 
 from __future__ import annotations
@@ -23,7 +25,13 @@ import functools
 import itertools
 import re
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple
+from typing import Literal
+
+from tracegraph.base.architecture.codeowners_index import (
+    RuleIndex,
+    is_literal,
+    pattern_shape,
+)
 
 __all__ = ["CodeOwners", "Owner", "Problem", "Rule", "matches", "owner", "parse"]
 
@@ -64,18 +72,6 @@ def owner(handle: str) -> Owner | None:
     return None
 
 
-class _Shape(NamedTuple):
-    anchored: bool
-    directory_only: bool
-    segments: tuple[str, ...]
-
-
-@functools.lru_cache(maxsize=16384)
-def _shape(pattern: str) -> _Shape:
-    body = pattern.rstrip("/")
-    return _Shape("/" in body, pattern.endswith("/"), tuple(body.lstrip("/").split("/")) if body.strip("/") else ())
-
-
 @functools.lru_cache(maxsize=16384)
 def _segment_source(segment: str) -> str:
     """Regex source for one path segment; a run of `*` is one `*` (so matching never backtracks badly)."""
@@ -103,7 +99,7 @@ def _segment_source(segment: str) -> str:
 def _pattern_source(pattern: str) -> str:
     """Regex source (no capturing groups) matching the file paths a pattern owns, and `dir/` for a directory
     the pattern covers whole."""
-    anchored, directory_only, segments = _shape(pattern)
+    anchored, directory_only, segments = pattern_shape(pattern)
     if not segments:
         return "(?!)"
     parts = [r"\A" if anchored else r"\A(?:.*/)?"]
@@ -147,7 +143,7 @@ def _segment_regex(segment: str) -> re.Pattern[str]:
 def _reaches_under(pattern: str, directory: tuple[str, ...]) -> bool:
     """Whether the pattern can match some path strictly under the directory (walking its segments, `**`
     standing for any number of them)."""
-    anchored, _, segments = _shape(pattern)
+    anchored, _, segments = pattern_shape(pattern)
     if not anchored:
         return bool(segments)  # a name at any depth can sit under any directory
 
@@ -192,98 +188,24 @@ class Problem:
     reason: str
 
 
-class _TrieNode:
-    __slots__ = ("children", "rules")
-
-    def __init__(self) -> None:
-        self.children: dict[str, _TrieNode] = {}
-        self.rules: list[int] = []
-
-
-def _is_literal(segment: str) -> bool:
-    return bool(segment) and not any(char in segment for char in "*?\\")
-
-
-def _extension_key(segment: str) -> str | None:
-    """`.sql` for `*.sql`, `.go` for `*_test.go`: the extension every name the segment matches ends with."""
-    tail = segment[max(segment.rfind("*"), segment.rfind("?")) + 1:]
-    if "\\" in tail or "." not in tail:
-        return None
-    return tail[tail.rfind("."):]
-
-
-class _RuleIndex:
-    """The few rules that could match a path, so that finding the last match tests a handful of regexes
-    instead of every rule. Anchored rules sit in a trie under their leading literal segments, one-segment
-    rules under their literal name or their extension; the rest are always tried."""
+class _RuleLookup:
+    """What finding a path's rule takes: the index of candidate rules, each rule's regex compiled when it is
+    first a candidate, and the last line of each pattern (for rules replaced later)."""
 
     def __init__(self, rules: tuple[Rule, ...]) -> None:
         self._rules = rules
-        self._compiled: list[re.Pattern[str] | None] = [None] * len(rules)  # compiled when first a candidate
-        self._trie: dict[str, _TrieNode] = {}
-        self._names: dict[str, list[int]] = {}
-        self._extensions: dict[str, list[int]] = {}
-        self._always: list[int] = []
+        self._index = RuleIndex([rule.pattern for rule in rules])
+        # Kept here rather than only in _regex's cache: a large file has more patterns than that cache holds.
+        self._compiled: list[re.Pattern[str] | None] = [None] * len(rules)
         self.last_line_of_pattern = {rule.pattern: rule.line for rule in rules}
-        for position, rule in enumerate(rules):
-            self._add(position, rule.pattern)
-
-    def _add(self, position: int, pattern: str) -> None:
-        anchored, _, segments = _shape(pattern)
-        if not segments:
-            return  # matches nothing
-        if anchored and segments[0] == "**" and len(segments) > 1 and _is_literal(segments[1]):
-            self._names.setdefault(segments[1], []).append(position)  # `**/logs`: a `logs` at any depth
-        elif anchored:
-            node, children = None, self._trie
-            for segment in segments:
-                if not _is_literal(segment):
-                    break
-                node = children.setdefault(segment, _TrieNode())
-                children = node.children
-            (self._always if node is None else node.rules).append(position)
-        elif _is_literal(segments[0]):
-            self._names.setdefault(segments[0], []).append(position)
-        elif (extension := _extension_key(segments[0])) is not None:
-            self._extensions.setdefault(extension, []).append(position)
-        else:
-            self._always.append(position)
-
-    def _candidates(self, components: list[str]) -> list[int]:
-        found: set[int] = set()
-        children = self._trie
-        for component in components:
-            node = children.get(component)
-            if node is None:
-                break
-            found.update(node.rules)
-            children = node.children
-        for component in components:
-            found.update(self._names.get(component, ()))
-            dot = component.rfind(".")
-            if dot >= 0:
-                found.update(self._extensions.get(component[dot:], ()))
-        return sorted(found, reverse=True)
-
-    def _matches(self, position: int, path: str) -> bool:
-        compiled = self._compiled[position]
-        if compiled is None:
-            compiled = self._compiled[position] = _regex(self._rules[position].pattern)
-        return compiled.fullmatch(path) is not None
 
     def last_match(self, path: str) -> Rule | None:
-        """The last rule matching the path: the indexed candidates and the always-tried rules, merged from
-        the end of the file."""
-        always, next_always = self._always, len(self._always) - 1
-        for position in self._candidates(path.split("/")):
-            while next_always >= 0 and always[next_always] > position:
-                if self._matches(always[next_always], path):
-                    return self._rules[always[next_always]]
-                next_always -= 1
-            if self._matches(position, path):
-                return self._rules[position]
-        for position in reversed(always[:next_always + 1]):
-            if self._matches(position, path):
+        """The last rule matching the path."""
+        for position in self._index.candidates(path):
+            compiled = self._compiled[position]
+            if compiled is None:
+                compiled = self._compiled[position] = _regex(self._rules[position].pattern)
+            if compiled.fullmatch(path) is not None:
                 return self._rules[position]
         return None
 
@@ -294,17 +216,17 @@ class CodeOwners:
 
     rules: tuple[Rule, ...]
     problems: tuple[Problem, ...] = ()
-    _index: _RuleIndex | None = field(default=None, init=False, repr=False, compare=False)
+    _lookup: _RuleLookup | None = field(default=None, init=False, repr=False, compare=False)
 
-    def _rule_index(self) -> _RuleIndex:
-        if self._index is None:
-            object.__setattr__(self, "_index", _RuleIndex(self.rules))  # built on first use, parse() stays cheap
-        assert self._index is not None
-        return self._index
+    def _rule_lookup(self) -> _RuleLookup:
+        if self._lookup is None:
+            object.__setattr__(self, "_lookup", _RuleLookup(self.rules))  # built on first use, parse() stays cheap
+        assert self._lookup is not None
+        return self._lookup
 
     def rule_for(self, path: str) -> Rule | None:
         """The rule that decides a file's owners: the last one matching it."""
-        return self._rule_index().last_match(path.lstrip("/"))
+        return self._rule_lookup().last_match(path.lstrip("/"))
 
     def directory_rule(self, directory: str) -> Rule | None:
         """The rule a new ordinary file directly inside the directory would get; rules naming particular
@@ -320,10 +242,10 @@ class CodeOwners:
     def _replaced_later(self, rule: Rule) -> bool:
         """Whether later rules take every path this one matches: the same pattern again, or rules covering
         the directory its literal leading segments name (`/a/b/*.sql` lies wholly under `a/b`)."""
-        if self._rule_index().last_line_of_pattern[rule.pattern] > rule.line:
+        if self._rule_lookup().last_line_of_pattern[rule.pattern] > rule.line:
             return True
-        anchored, directory_only, segments = _shape(rule.pattern)
-        literal = list(itertools.takewhile(_is_literal, segments)) if anchored else []
+        anchored, directory_only, segments = pattern_shape(rule.pattern)
+        literal = list(itertools.takewhile(is_literal, segments)) if anchored else []
         if not literal:
             return False
         enclosure = "/".join(literal)

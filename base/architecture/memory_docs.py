@@ -1,17 +1,31 @@
 """Institutional memory from Markdown, by rules (no model on this machine): an ADR gives a decision, a
 post-mortem a failure pattern and its lessons, review comments one memory each, and a sentence granting
-an exception to a policy an exception; each names the entities it touches, with its author and date."""
+an exception to a policy an exception; each names the entities it touches, with its author and date.
+This module holds those rules; reading the Markdown itself (sections, metadata, blocks, signed comments, dates)
+is markdown_document.py's job."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import date as _date
 from types import MappingProxyType
 from typing import Literal
 
+from tracegraph.base.architecture.markdown_document import (
+    MONTH_NAMES,
+    Document,
+    body_blocks,
+    dates_in,
+    parse_date,
+    read_document,
+    signed_comments,
+)
 from tracegraph.base.retrieval.names import question_names
+
+__all__ = ["ADR", "FIELDS", "GIST_LIMIT", "POSTMORTEM", "RECORD_KINDS", "RELATIONS", "REVIEW", "DocumentKind",
+           "MemoryRecord", "RecordKind", "dates_in", "extract", "find_name", "gist", "normalise_status", "parse_date",
+           "recognise"]
 
 ADR, POSTMORTEM, REVIEW = "text/x-adr", "text/x-postmortem", "text/x-review-comments"
 DocumentKind = Literal["adr", "postmortem", "review-comments"]
@@ -46,46 +60,12 @@ class MemoryRecord:
         object.__setattr__(self, "relations", MappingProxyType({k: tuple(v) for k, v in self.relations.items() if v}))
 
 
-# ---------------------------------------------------------------- dates, statuses, names, gists
+# ---------------------------------------------------------------- statuses, names, gists
 
-_MONTHS = {name: number for number, names in enumerate(
-    ("jan january", "feb february", "mar march", "apr april", "may", "jun june", "jul july", "aug august",
-     "sep sept september", "oct october", "nov november", "dec december"), start=1) for name in names.split()}
-_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
-_DATE = re.compile(
-    r"(?<!\d)(?P<iy>\d{4})([-/.])(?P<im>\d{1,2})\2(?P<id>\d{1,2})(?!\d)"
-    rf"|\b(?P<dd>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<dm>{_MONTH})\.?,?\s+(?P<dy>\d{{4}})\b"
-    rf"|\b(?P<mm>{_MONTH})\.?\s+(?P<md>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<my>\d{{4}})\b", re.IGNORECASE)
 _STATUSES = {"accepted": "accepted", "approved": "accepted", "adopted": "accepted", "proposed": "proposed",
              "draft": "proposed", "superseded": "superseded", "deprecated": "deprecated", "rejected": "rejected",
              "declined": "rejected"}
 _STATUS = re.compile(r"\b(" + "|".join(_STATUSES) + r")\b", re.IGNORECASE)
-
-
-def dates_in(text: str) -> list[str]:
-    """Every valid date of `text` as YYYY-MM-DD, in order.
-
-    >>> dates_in("2024-06-20, 20th June 2024, Jun 20, 2024 and 2024-02-30 (no such day)")
-    ['2024-06-20', '2024-06-20', '2024-06-20']
-    """
-    found = []
-    for m in _DATE.finditer(text):
-        year, month, day = ((m["iy"], m["im"], m["id"]) if m["iy"] else (m["dy"], m["dm"], m["dd"]) if m["dy"]
-                            else (m["my"], m["mm"], m["md"]))
-        try:
-            found.append(_date(int(year), int(_MONTHS.get(month.lower(), month)), int(day)).isoformat())
-        except ValueError:
-            continue  # "2024-02-30" looks like a date and is none
-    return found
-
-
-def parse_date(text: str) -> str:
-    """The first date of `text` as YYYY-MM-DD, else "".
-
-    >>> parse_date("Decided on June 20, 2024"), parse_date("last spring")
-    ('2024-06-20', '')
-    """
-    return next(iter(dates_in(text)), "")
 
 
 def normalise_status(text: str) -> str:
@@ -158,7 +138,7 @@ considered option options drivers background problem statement exception excepti
 resolution recovery trigger follow-up follow-ups notes references links comment comments review adr rfc pr
 accepted proposed superseded deprecated rejected draft approved date author authors deciders owner owners title
 tbd todo fixme n/a utc gmt pst pdt est edt cet cest bst sev sev0 sev1 sev2 sev3 p0 p1 p2 p3 ok etc""")
-_CALENDAR = frozenset(_MONTHS) | _words("monday tuesday wednesday thursday friday saturday sunday")
+_CALENDAR = MONTH_NAMES | _words("monday tuesday wednesday thursday friday saturday sunday")
 _CONNECTORS = _words("of the a an de la von van der for")
 _GROUP = re.compile(r"\s+(?:team|squad|guild|org)\b")  # "Grid Analytics team" names the team, not a product
 _AT_SENTENCE_START = re.compile(r"(?:^|[.!?:;—–])[\W_]*$")
@@ -227,249 +207,6 @@ class _Names:
         return len(" ".join(words)) >= 2 and not parse_date(" ".join(words))
 
 
-# ---------------------------------------------------------------- the document: sections and metadata
-
-_HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$")
-_FENCE = re.compile(r"^\s*(```|~~~)")
-_SECTION_KEYS = tuple((key, re.compile(pattern)) for key, pattern in (
-    ("metadata", r"^(?:metadata|meta|details|document (?:info|details)|properties)$"),
-    ("status", r"^status\b"),
-    ("options", r"considered options|options considered|alternatives|pros and cons|decision drivers|^options\b"),
-    ("decision", r"^(?:the |our )?decision\b|decision outcome|^outcome\b"),
-    ("consequences", r"consequences|implications|trade-?offs"),
-    ("context", r"context|problem statement|background|motivation"),
-    ("exceptions", r"\bexceptions?\b|\bexemptions?\b|\bwaivers?\b"),
-    ("lessons", r"lessons?|learn(?:ed|t|ings)|takeaways"),
-    ("root-cause", r"root[ -]?causes?|^causes?\b|contributing factors"),
-    ("action-items", r"action items?|follow[- ]?ups?|remediations?|corrective actions?|next steps|^actions\b"),
-    ("impact", r"impact"),
-    ("timeline", r"timeline"),
-    ("summary", r"summary|overview|what happened|tl;?dr"),
-    ("incident", r"incident|outage"),
-))
-_META_LINE = re.compile(r"^\s*(?:[-*+]\s+)?(?P<key>[A-Za-z][A-Za-z ()/_-]{0,30}?)\s*:\s*(?P<value>\S.*)$")
-_META_ROW = re.compile(r"^\s*\|\s*(?P<key>[A-Za-z][A-Za-z ()/_-]{0,30}?)\s*:?\s*\|\s*(?P<value>[^|]*\S)\s*\|")
-_META_KEYS = {"date": "date", "created": "date", "decided": "date", "decision date": "date", "incident date": "date",
-              "status": "status", "title": "title", "author": "author", "authors": "author", "written by": "author",
-              "reported by": "author", "deciders": "deciders", "decision makers": "deciders", "owner": "owner",
-              "owners": "owner", "incident owner": "owner"}
-_LIST_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d{1,3}[.)])\s+")
-_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?\s*$")
-
-
-def _plain(line: str) -> str:
-    """A Markdown line as prose: no list marker, quote, heading mark, emphasis, code ticks, link target or tag."""
-    line = re.sub(r"^\s*(?:>\s*)+", "", line)
-    line = re.sub(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?", "", line)
-    return _inline(re.sub(r"^\s*#{1,6}\s+", "", line))
-
-
-def _inline(text: str) -> str:
-    """Text without emphasis, code ticks, link targets or tags, on one line."""
-    text = re.sub(r"!?\[([^\]\n]*)\]\([^)\n]*\)", r"\1", text)
-    text = re.sub(r"\*\*|__|~~|`|(?<!\w)\*(?=\S)|(?<=\S)\*(?!\w)|<!--.*?-->|</?[A-Za-z][^<>\n]{0,80}>", "", text)
-    return " ".join(text.split())
-
-
-def _section_key(heading: str) -> str | None:
-    words = re.sub(r"^[\d.)\s]+|[:\s]+$", "", _inline(heading).lower())
-    return next((key for key, pattern in _SECTION_KEYS if pattern.search(words)), None)
-
-
-@dataclass(frozen=True, slots=True)
-class _Section:
-    key: str  # from _SECTION_KEYS; "preamble" before the first section, "other" for the rest
-    heading: str
-    line: int
-    body: tuple[tuple[int, str], ...]  # (line number, raw line), fenced code left out
-
-
-@dataclass(frozen=True, slots=True)
-class _Document:
-    title: str
-    title_line: int
-    sections: tuple[_Section, ...]
-    meta: Mapping[str, str]
-    meta_lines: frozenset[int]
-
-    def of(self, *keys: str) -> list[_Section]:
-        return [s for s in self.sections if s.key in keys]
-
-    def blocks(self, *keys: str) -> list[tuple[int, str]]:
-        """The paragraphs, list items and table rows of the sections with these keys, as (line, prose)."""
-        return [b for s in self.of(*keys) for b in _blocks(s.body, self.meta_lines)]
-
-    def prose(self, *keys: str) -> str:
-        return _joined(self.blocks(*keys))
-
-    def first_line(self, *keys: str) -> int:
-        return next((s.line for s in self.of(*keys)), self.title_line)
-
-
-def _read(text: str, title: str = "") -> _Document:
-    lines = [line.rstrip("\r") for line in text.split("\n")]
-    front, start = _front_matter(lines)
-    sections: list[_Section] = []
-    key, heading, line, body = "preamble", "", start + 1, []
-    h1, h1_line, stack, fenced = "", 1, [], False
-    for index in range(start, len(lines)):
-        raw = lines[index]
-        if _FENCE.match(raw):
-            fenced = not fenced
-            continue
-        found = None if fenced else _HEADING.match(raw)
-        if found is None:
-            if not fenced:
-                body.append((index + 1, raw))
-            continue
-        level, text_of_heading = len(found.group(1)), _inline(found.group(2))
-        own = _section_key(text_of_heading)
-        if level == 1 and not h1 and not sections and (own is None or ":" in text_of_heading
-                                                        or len(text_of_heading.split()) > 3):  # not "# Context"
-            h1, h1_line = text_of_heading, index + 1
-            continue
-        while stack and stack[-1][0] >= level:
-            stack.pop()
-        sections.append(_Section(key, heading, line, tuple(body)))
-        key = own or (stack[-1][1] if stack else "other")  # "### Option A" under "## Considered Options"
-        stack.append((level, key))
-        heading, line, body = text_of_heading, index + 1, []
-    sections.append(_Section(key, heading, line, tuple(body)))
-    meta, meta_lines = dict(front), set()
-    for section in sections:
-        if section.key in ("preamble", "metadata", "status"):
-            for number, raw in section.body:
-                found = _META_LINE.match(raw.replace("**", "").replace("__", "")) or _META_ROW.match(raw)
-                name = _META_KEYS.get(found["key"].lower().replace("(s)", "s").strip()) if found else None
-                if name:
-                    meta.setdefault(name, _plain(found["value"]))
-                    meta_lines.add(number)
-    title = h1 or meta.get("title", "") or title.strip()
-    return _Document(title, h1_line if h1 else 1, tuple(sections), MappingProxyType(meta), frozenset(meta_lines))
-
-
-def _front_matter(lines: list[str]) -> tuple[dict[str, str], int]:
-    """YAML-ish front matter between "---" lines at the top: (normalised key → value, first line after it)."""
-    if not lines or lines[0].strip() != "---":
-        return {}, 0
-    end = next((k for k in range(1, min(len(lines), 60)) if lines[k].strip() in ("---", "...")), None)
-    if end is None:
-        return {}, 0
-    meta: dict[str, str] = {}
-    last = ""
-    for raw in lines[1:end]:
-        item = re.match(r"^\s+-\s+(.+)$", raw)
-        if item and last:  # "authors:" followed by "  - Ada Kern"
-            meta[last] = ", ".join(filter(None, (meta.get(last, ""), item.group(1).strip(" '\""))))
-            continue
-        found = re.match(r"^([A-Za-z][\w ()-]{0,30}?)\s*:\s*(.*)$", raw)
-        last = _META_KEYS.get(found.group(1).lower().replace("(s)", "s").strip(), "") if found else ""
-        if last and last not in meta:
-            meta[last] = found.group(2).strip().strip("[]").replace("'", "").replace('"', "")
-        elif last:
-            last = ""
-    return meta, end + 1
-
-
-def _blocks(body: Iterable[tuple[int, str]], skip: frozenset[int] = frozenset()) -> list[tuple[int, str]]:
-    """Paragraphs (joined lines), list items (with their continuation and sub-items) and table rows."""
-    lines = [(n, raw) for n, raw in body if n not in skip]
-    blocks: list[list] = []
-    current, indent = None, -1
-    for k, (number, raw) in enumerate(lines):
-        if not raw.strip() or _TABLE_RULE.match(raw):
-            current = None if not raw.strip() and (indent < 0 or not _continues(lines, k, indent)) else current
-            continue
-        if raw.lstrip().startswith("|"):
-            if not (k + 1 < len(lines) and _TABLE_RULE.match(lines[k + 1][1])):  # a header row names columns
-                cells = [_plain(c) for c in raw.strip().strip("|").split("|")]
-                blocks.append([number, [", ".join(c for c in cells if c)]])
-            current = None
-            continue
-        item = _LIST_ITEM.match(raw)
-        if current is None or (item and (indent < 0 or len(item.group(1)) <= indent)):
-            current, indent = [number, []], len(item.group(1)) if item else -1
-            blocks.append(current)
-        current[1].append(_plain(raw))
-    return [(number, " ".join(t for t in texts if t)) for number, texts in blocks if any(texts)]
-
-
-def _continues(lines: list[tuple[int, str]], k: int, indent: int) -> bool:
-    """Whether the list item open at a blank line goes on after it (its next line is indented deeper)."""
-    after = next((raw for _, raw in lines[k + 1:] if raw.strip()), "")
-    return len(after) - len(after.lstrip()) > indent
-
-
-def _joined(blocks: Iterable[tuple[int, str]]) -> str:
-    """Blocks as running prose: a list item without a full stop still ends its sentence."""
-    return " ".join(t if t[-1] in ".!?:;…" else t + "." for _, t in blocks if t)
-
-
-# ---------------------------------------------------------------- review comments
-
-_AUTHOR = r"(?P<author>@\w[\w.-]*(?:/[\w.-]+)?|[A-Z][\w.'’-]*(?:[ \t]+[A-Z][\w.'’-]*){0,3})"
-_LISTED = re.compile(r"^\s*[-*+]\s+" + _AUTHOR + r"\s*(?:\((?P<when>[^()\n]{4,40})\)|,\s*(?P<when2>[^:\n]{4,40}?)"
-                     r"|\s+on\s+(?P<when3>[^:\n]{4,40}?))?\s*(?:wrote|said|commented)?\s*[:—–]\s*(?P<text>\S.*)$")
-_ATTRIBUTION = re.compile(r"(?:^|\s)(?:—|–|--|~)\s*" + _AUTHOR + r"\s*(?:(?:,|\bon\b|\()\s*(?P<when>[^()\n]{0,40}?)"
-                          r"\)?)?\s*$")
-_HEADED = re.compile(r"^(?i:review\s+)?(?i:comments?)\s+(?i:by|from)\s+" + _AUTHOR +
-                     r"(?:\s*(?:,|\bon\b|\()\s*(?P<when>[^()]{4,40}?)\)?)?\s*$")
-
-
-@dataclass(frozen=True, slots=True)
-class _Comment:
-    line: int
-    author: str
-    date: str
-    text: str
-
-
-def _comments(document: _Document) -> list[_Comment]:
-    """Comments written as "- **@ada** (DATE): …", as a quote ending "— Ada Kern, DATE", or under a
-    "## Comment by X on DATE" heading."""
-    found: list[_Comment] = []
-    for section in document.sections:
-        headed = _HEADED.match(section.heading)
-        if headed:
-            found.append(_Comment(section.line, headed["author"], parse_date(headed["when"] or ""),
-                                  _joined(_blocks(section.body))))
-        else:
-            found += _inline_comments(list(section.body))
-    return [c for c in found if c.text]
-
-
-def _inline_comments(body: list[tuple[int, str]]) -> list[_Comment]:
-    found: list[_Comment] = []
-    k = 0
-    while k < len(body):
-        number, raw = body[k]
-        listed = _LISTED.match(raw.replace("**", "").replace("__", ""))
-        when = listed and (listed["when"] or listed["when2"] or listed["when3"] or "")
-        if listed and (listed["author"].startswith("@") or parse_date(when)):
-            texts, k = [_plain(listed["text"])], k + 1
-            while k < len(body) and body[k][1].strip() and not _LIST_ITEM.match(body[k][1]) and \
-                    not _HEADING.match(body[k][1]):
-                texts.append(_plain(body[k][1]))
-                k += 1
-            found.append(_Comment(number, listed["author"], parse_date(when), " ".join(texts)))
-            continue
-        if raw.lstrip().startswith(">"):
-            start = k
-            while k < len(body) and body[k][1].lstrip().startswith(">"):
-                k += 1
-            quote = " ".join(_plain(raw) for _, raw in body[start:k])
-            signed = _ATTRIBUTION.search(quote)
-            after = _plain(re.sub(r"^\s*-\s", "— ", body[k][1])) if k < len(body) and not signed else ""
-            if not signed and (signed := _ATTRIBUTION.match(after)):
-                k += 1
-                quote += " " + after
-            if signed:
-                found.append(_Comment(number, signed["author"], parse_date(signed["when"] or ""),
-                                      quote[:quote.rfind(signed.group(0))].strip()))
-            continue
-        k += 1
-    return found
-
 
 # ---------------------------------------------------------------- recognising a document
 
@@ -488,10 +225,10 @@ def recognise(text: str, kind: str = "text/markdown") -> DocumentKind | None:
     >>> recognise("Just a paragraph of prose."), recognise("anything", "text/x-postmortem")
     (None, 'postmortem')
     """
-    return _recognised(_read(text), kind)
+    return _recognised(read_document(text), kind)
 
 
-def _recognised(document: _Document, kind: str) -> DocumentKind | None:
+def _recognised(document: Document, kind: str) -> DocumentKind | None:
     if kind.strip().lower() in _DECLARED:
         return _DECLARED[kind.strip().lower()]
     keys = {s.key for s in document.sections}
@@ -503,7 +240,7 @@ def _recognised(document: _Document, kind: str) -> DocumentKind | None:
         return "adr"
     if postmortem >= 3 and (titled or keys & {"impact", "root-cause", "timeline", "incident"}):
         return "postmortem"
-    comments = _comments(document)
+    comments = signed_comments(document)
     if len(comments) >= 2 or any(c.date for c in comments):
         return "review-comments"
     return None
@@ -515,17 +252,17 @@ def extract(text: str, kind: str = "text/markdown", *, title: str = "",
             known_names: Iterable[str] = ()) -> list[MemoryRecord]:
     """The memory records of a document (none when `recognise` finds it is not one). `title` names a
     document without a heading; `known_names` are entity names to find whatever their case."""
-    document = _read(text, title)
+    document = read_document(text, title)
     names = _Names(text, known_names)
     read = {"adr": _decision, "postmortem": _failure, "review-comments": _review}.get(_recognised(document, kind))
     return [r for r in read(document, names) if r.text or r.title] if read else []
 
 
-def _author(document: _Document) -> str:
+def _author(document: Document) -> str:
     return next((document.meta[k] for k in ("author", "deciders", "owner") if document.meta.get(k)), "")
 
 
-def _decision(document: _Document, names: _Names) -> list[MemoryRecord]:
+def _decision(document: Document, names: _Names) -> list[MemoryRecord]:
     decision = document.prose("decision") or document.prose("preamble", "other")
     context, consequences = document.prose("context"), document.prose("consequences")
     stated = " ".join([*(s.heading for s in document.of("status")), document.prose("status")])
@@ -539,7 +276,7 @@ def _decision(document: _Document, names: _Names) -> list[MemoryRecord]:
     return [record, *_exceptions(document, names, record)]
 
 
-def _failure(document: _Document, names: _Names) -> list[MemoryRecord]:
+def _failure(document: Document, names: _Names) -> list[MemoryRecord]:
     summary = document.prose("summary", "incident") or document.prose("preamble") or document.prose("impact")
     impact, cause = document.prose("impact"), document.prose("root-cause")
     actions = "\n".join(t for _, t in document.blocks("action-items"))
@@ -555,9 +292,9 @@ def _failure(document: _Document, names: _Names) -> list[MemoryRecord]:
     return [record, *lessons, *_exceptions(document, names, record)]
 
 
-def _review(document: _Document, names: _Names) -> list[MemoryRecord]:
+def _review(document: Document, names: _Names) -> list[MemoryRecord]:
     records = []
-    for comment in _comments(document):
+    for comment in signed_comments(document):
         about = f"{document.title}: comment" if document.title else "Comment"
         on = f" on {comment.date}" if comment.date else ""
         memory = MemoryRecord("memory", f"{about} by {comment.author}{on}",
@@ -591,11 +328,11 @@ _PREDICATE = re.compile(r"\s(?:may|can|could|is|are|was|were|will|shall|must|get
                         r"stays?|continues?)\b|[:(—–]")
 
 
-def _exceptions(document: _Document, names: _Names, source: MemoryRecord) -> list[MemoryRecord]:
+def _exceptions(document: Document, names: _Names, source: MemoryRecord) -> list[MemoryRecord]:
     """Exceptions from an "Exceptions" section (each item one) and from sentences elsewhere granting one."""
     found = []
     for section in document.of("exceptions"):
-        for line, text in _blocks(section.body, document.meta_lines):
+        for line, text in body_blocks(section.body, document.meta_lines):
             if _GRANT.search(text):
                 found += _granted(line, text, names, source)
                 continue
@@ -604,7 +341,7 @@ def _exceptions(document: _Document, names: _Names, source: MemoryRecord) -> lis
             found.append(_exception(line, text, policy, exempted, _others(names(text), exempted + names(policy)),
                                     source))
     elsewhere = [s for s in document.sections if s.key != "exceptions"]
-    for line, text in [b for s in elsewhere for b in _blocks(s.body, document.meta_lines)]:
+    for line, text in [b for s in elsewhere for b in body_blocks(s.body, document.meta_lines)]:
         found += _granted(line, text, names, source)
     return sorted(found, key=lambda r: r.line)
 

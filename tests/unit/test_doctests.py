@@ -30,10 +30,14 @@ import tracegraph.base.retrieval.global_map
 import tracegraph.base.stores.keyword
 import tracegraph.base.architecture.code_paths
 import tracegraph.base.architecture.codeowners
+import tracegraph.base.architecture.codeowners_index
+import tracegraph.base.architecture.markdown_document
 import tracegraph.base.architecture.memory_docs
 
 
 @pytest.mark.parametrize("module", [tracegraph.base.architecture.code_paths, tracegraph.base.architecture.codeowners,
+                                    tracegraph.base.architecture.codeowners_index,
+                                    tracegraph.base.architecture.markdown_document,
                                     tracegraph.base.architecture.memory_docs, tracegraph.base.bus.protocol, tracegraph.base.bus.topic, tracegraph.cli._client, tracegraph.cli.start_flow,
                                     tracegraph.flow.gateway.app, tracegraph.flow.graph_rag.focus,
                                     tracegraph.cli.explain_render, tracegraph.cli.trace_store,
