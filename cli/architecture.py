@@ -143,6 +143,7 @@ def main_dependencies(argv: list[str] | None = None) -> int:
                    help="out: what the entity depends on; in: what depends on it [out]")
     p.add_argument("--predicates", help="comma-separated verbs to follow instead of the configured ones, "
                    "e.g. 'depends on,calls'")
+    p.add_argument("--max-edges", type=int, help="most edges to show, nearest levels first [500]")
     args = p.parse_args(argv)
     predicates = None if args.predicates is None else ",".join(
         verb.strip() for verb in args.predicates.split(",") if verb.strip())
@@ -152,7 +153,8 @@ def main_dependencies(argv: list[str] | None = None) -> int:
         print_dependencies(response, name, direction)
 
     return _entity_command("tg-show-dependencies", args, "dependencies", show,
-                           depth=args.depth, direction=args.direction, predicates=predicates)
+                           depth=args.depth, direction=args.direction, predicates=predicates,
+                           **{"max-edges": args.max_edges})
 
 
 def print_dependencies(response: dict[str, Any], name: str, direction: str) -> None:
@@ -173,8 +175,8 @@ def print_dependencies(response: dict[str, Any], name: str, direction: str) -> N
         for cycle in answer["cycles"]:
             print(f"  {' → '.join(cycle)}")
     if answer.get("truncated"):
-        print("(the tree was cut short at the gateway's limit; lower --depth or name --predicates)",
-              file=sys.stderr)
+        print("(the tree was cut short at --max-edges, nearest levels first; raise it, lower --depth or name "
+              "--predicates)", file=sys.stderr)
 
 
 def _print_node(node: dict[str, Any], path: list[dict[str, Any]], edges: dict) -> None:

@@ -43,13 +43,18 @@ def steps(facts: Sequence[Triple], frontier: set[str], verbs: Verbs, direction: 
 
 
 async def dependencies(rows: Rows, root: Entity, *, depth: int, direction: str, verbs: Verbs,
-                       history: bool = True) -> DependencyResponse:
+                       max_edges: int = 500, history: bool = True) -> DependencyResponse:
+    """The tree, nearest levels first: once `max_edges` edges are kept (a hub has thousands at depth 3),
+    the rest are left out and `truncated` says so."""
     children: dict[str, list[Step]] = defaultdict(list)
-    frontier, seen, truncated = {root.iri}, {root.iri}, False
+    frontier, seen, truncated, kept = {root.iri}, {root.iri}, False, 0
     for _ in range(depth):
         facts = await graph.edges(rows, sorted(frontier), limit=MAX_EDGES_PER_LEVEL + 1)
         truncated |= len(facts) > MAX_EDGES_PER_LEVEL
-        level = steps(facts, frontier, verbs, direction)
+        level = sorted(steps(facts, frontier, verbs, direction), key=lambda s: (s.source, s.target, s.fact.p.iri))
+        if kept + len(level) > max_edges:
+            level, truncated = level[: max_edges - kept], True
+        kept += len(level)
         for step in level:
             children[step.source].append(step)
         frontier = {s.target for s in level} - seen

@@ -71,7 +71,7 @@ async def ownership(rows: Rows, entity: Entity, shelf: CodeOwnersShelf, scope: t
     codeowners_owners: set[str] = set()
     for match, rule in matches:
         for handle_owner in rule.owners:
-            iri = _same_as(entity_uri(handle_owner.name), owners)
+            iri = _same_as(entity_uri(handle_owner.name), owners, _alias(handle_owner.handle))
             codeowners_owners.add(iri)
             held = owners.setdefault(iri, _Owner(iri))
             held.relations.append("CODEOWNERS")
@@ -125,10 +125,22 @@ async def path_ownership(rows: Rows, path: str, shelf: CodeOwnersShelf, scope: t
                              agreement="codeowners-only" if listed else "none")
 
 
-def _same_as(iri: str, owners: dict[str, _Owner]) -> str:
-    """The graph owner a CODEOWNERS handle names, when one is named alike; else the handle's own entity."""
-    return next((known for known in owners if "graph" in owners[known].origins and
-                 name_key(known) == name_key(iri)), iri)
+def _same_as(iri: str, owners: dict[str, _Owner], alias: str | None = None) -> str:
+    """The graph owner a CODEOWNERS handle names, when one is named alike (or like the handle's `alias`);
+    else the handle's own entity."""
+    keys = {name_key(iri)} | ({name_key(alias)} if alias else set())
+    return next((known for known in owners if "graph" in owners[known].origins and name_key(known) in keys), iri)
+
+
+def _alias(handle: str) -> str | None:
+    """An e-mail handle's person by the address's name: lena.stepla@corvid.example → "lena stepla".
+
+    >>> _alias("lena.stepla@corvid.example"), _alias("@corvid/platform-team")
+    ('https://trustgraph.ai/e/lena-stepla', None)
+    """
+    if handle.startswith("@") or "@" not in handle:
+        return None
+    return entity_uri(handle.split("@", 1)[0].replace(".", " ").replace("_", " "))
 
 
 def _codeowners_matches(ruleset: Ruleset, paths: Sequence[tuple[str, str]]) -> list[tuple[CodeOwnersMatch, Rule]]:

@@ -44,7 +44,8 @@ async def architecture_answer(req: ArchitectureRequest, tools, shelf: CodeOwners
         found = await ownership(rows, entity, shelf, (req.user, req.collection))
         return ArchitectureResponse(**done, ownership=found.response)
     if req.operation == "dependencies":
-        tree = await dependencies(rows, entity, depth=req.depth, direction=req.direction, verbs=verbs(req.predicates))
+        tree = await dependencies(rows, entity, depth=req.depth, direction=req.direction, verbs=verbs(req.predicates),
+                                  max_edges=req.max_edges)
         return ArchitectureResponse(**done, dependencies=tree)
     remembered = await memory(rows, entity, tools.embed, question=req.query, limit=req.limit,
                               half_life_days=half_life_days)

@@ -179,6 +179,8 @@ async def test_dependency_trees_report_cycles_and_read_both_voices(rows):
                                                         verbs=verbs(["uses"]))).edges} == {"Billing"}
     assert {e.target_label for e in (await dependencies(rows, orbis, depth=1, direction="in",
                                                         verbs=verbs(["Runs  On"]))).edges} == {"Skyline"}
+    capped = await dependencies(rows, skyline, depth=3, direction="out", verbs=verbs(), max_edges=3)
+    assert capped.truncated and [e.depth for e in capped.edges] == [1, 2, 1]  # nearest levels first, then cut
     only_calls = await dependencies(rows, skyline, depth=3, direction="out", verbs=verbs(["calls"]))
     assert only_calls.edges == [] and only_calls.predicates == ["calls"]
     assert verbs().active == DEPENDENCY
