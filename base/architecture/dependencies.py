@@ -49,7 +49,7 @@ async def dependencies(rows: Rows, root: Entity, *, depth: int, direction: str, 
     children: dict[str, list[Step]] = defaultdict(list)
     frontier, seen, truncated, kept = {root.iri}, {root.iri}, False, 0
     for _ in range(depth):
-        facts = await graph.edges(rows, sorted(frontier), limit=MAX_EDGES_PER_LEVEL + 1)
+        facts = await graph.edges(rows, sorted(frontier), limit=MAX_EDGES_PER_LEVEL + 1, endings=verbs.endings)
         truncated |= len(facts) > MAX_EDGES_PER_LEVEL
         level = sorted(steps(facts, frontier, verbs, direction), key=lambda s: (s.source, s.target, s.fact.p.iri))
         if kept + len(level) > max_edges:

@@ -114,19 +114,33 @@ async def labels(rows: Rows, entities: Sequence[str], fallback: bool = True) -> 
     return {e: found.get(e) or label_of(e) for e in unique}
 
 
-async def edges(rows: Rows, entities: Sequence[str], limit: int = MAX_ROWS) -> list[Triple]:
-    """Every fact of the default graph with one of `entities` as subject or object and an IRI at the other end."""
+async def edges(rows: Rows, entities: Sequence[str], limit: int = MAX_ROWS,
+                endings: Sequence[str] = ()) -> list[Triple]:
+    """Every fact of the default graph with one of `entities` as subject or object and an IRI at the other
+    end; only those whose predicate's words end with one of `endings` (verb phrases) when given, so a busy
+    entity's other edges never leave the store."""
     out: list[Triple] = []
     unique = list(dict.fromkeys(entities))
+    wanted = f" FILTER(REGEX(STR(?p), \"{predicate_pattern(endings)}\"))" if endings else ""
     for i in range(0, len(unique), _BATCH):
         batch = values(unique[i:i + _BATCH])
-        query = (f"SELECT ?s ?p ?o WHERE {{ {{ VALUES ?s {{ {batch} }} ?s ?p ?o FILTER(isIRI(?o)) }} UNION "
-                 f"{{ VALUES ?o {{ {batch} }} ?s ?p ?o FILTER(isIRI(?s)) }} }}")
+        query = (f"SELECT ?s ?p ?o WHERE {{ {{ VALUES ?s {{ {batch} }} ?s ?p ?o FILTER(isIRI(?o)){wanted} }} UNION "
+                 f"{{ VALUES ?o {{ {batch} }} ?s ?p ?o FILTER(isIRI(?s)){wanted} }} }}")
         for row in await rows(query, limit):
             s, p, o = row.get("s"), row.get("p"), row.get("o")
             if isinstance(s, IriTerm) and isinstance(p, IriTerm) and isinstance(o, IriTerm):
                 out.append(Triple(s=s, p=p, o=o))
     return out
+
+
+def predicate_pattern(endings: Sequence[str]) -> str:
+    """A SPARQL regex matching predicate IRIs whose last words are one of the phrases (as slugs, after a
+    separator), for a prefilter; the words are checked again in Python.
+
+    >>> predicate_pattern(["depends on", "used by"])
+    '(^|[/#-])(depends-on|used-by)$'
+    """
+    return "(^|[/#-])(" + "|".join(slug(e) for e in endings) + ")$"  # slugs: [a-z0-9-] only
 
 
 async def sources(rows: Rows, facts: Sequence[Triple]) -> dict[str, list[Source]]:

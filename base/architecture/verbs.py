@@ -38,6 +38,11 @@ class Verbs:
     def passive(self) -> tuple[str, ...]:
         return tuple(_PASSIVE[verb] for verb in self.active if verb in _PASSIVE)
 
+    @property
+    def endings(self) -> tuple[str, ...]:
+        """Every phrase a predicate of these verbs ends with, active or passive."""
+        return (*self.active, *self.passive)
+
     def voice(self, predicate: str) -> Literal["active", "passive"] | None:
         """"active" when the subject does it ("Skyline depends on X"), "passive" when it is done to the
         subject ("Skyline is owned by X"), None when the predicate is neither.
