@@ -143,7 +143,7 @@ def main_dependencies(argv: list[str] | None = None) -> int:
                    help="out: what the entity depends on; in: what depends on it [out]")
     p.add_argument("--predicates", help="comma-separated verbs to follow instead of the configured ones, "
                    "e.g. 'depends on,calls'")
-    p.add_argument("--max-edges", type=int, help="most edges to show, nearest levels first [500]")
+    p.add_argument("--max-edges", type=int, help="most edges to show, nearest levels first [200]")
     args = p.parse_args(argv)
     predicates = None if args.predicates is None else ",".join(
         verb.strip() for verb in args.predicates.split(",") if verb.strip())

@@ -26,7 +26,7 @@ class ArchitectureRequest(Message):
     depth: int = Field(1, ge=1, le=3)  # dependencies: how many edges away
     direction: Literal["out", "in"] = "out"  # dependencies: what it depends on (out) or what depends on it (in)
     predicates: list[str] = Field([], max_length=100)  # dependencies: verbs to follow instead of the configured
-    max_edges: int = Field(500, alias="max-edges", ge=1, le=10_000)  # dependencies: most edges in the tree
+    max_edges: int = Field(200, alias="max-edges", ge=1, le=10_000)  # dependencies: most edges in the tree
     query: str = Field("", max_length=2000)  # memory: what to rank by besides the entity (a question)
     limit: int = Field(20, ge=1, le=1000)
     change: str = Field("", max_length=MAX_INTENT_CHARS)  # intent-check: the change summary or diff text

@@ -43,7 +43,7 @@ def steps(facts: Sequence[Triple], frontier: set[str], verbs: Verbs, direction: 
 
 
 async def dependencies(rows: Rows, root: Entity, *, depth: int, direction: str, verbs: Verbs,
-                       max_edges: int = 500, history: bool = True) -> DependencyResponse:
+                       max_edges: int = 200, history: bool = True) -> DependencyResponse:
     """The tree, nearest levels first: once `max_edges` edges are kept (a hub has thousands at depth 3),
     the rest are left out and `truncated` says so."""
     children: dict[str, list[Step]] = defaultdict(list)

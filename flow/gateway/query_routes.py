@@ -116,7 +116,7 @@ ENTITY_ROUTES: dict[str, QueryRoute] = {
         "direction": "`out`: what it depends on (the default); `in`: what depends on it",
         "predicates": "comma-separated verbs to follow instead of the default (depends on, calls, uses, "
                       "imports, runs on, …)",
-        "max-edges": "most edges in the tree, nearest levels first (default 500); `truncated` says when more exist",
+        "max-edges": "most edges in the tree, nearest levels first (default 200); `truncated` says when more exist",
     }),
     "memory": _architecture("memory", "decisions, failure patterns, exceptions and memories about an entity, "
                             "ranked by relevance and recency", {
