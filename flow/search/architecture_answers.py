@@ -10,6 +10,7 @@ LLM: it is a lookup, and says so."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator, Sequence
 
 from tracegraph.base.architecture import graph
@@ -40,7 +41,8 @@ async def architecture_answer(pipeline, query_type: str, question: str) -> "Reco
     if query_type not in ("ownership", "memory"):
         return None
     rows = rows_of(pipeline.tools)
-    for name in question_names(question):
+    names = question_names(question)
+    for name in names if asks_directly(question, names) else []:
         try:
             entity = await graph.resolve(rows, name)
         except UnknownEntity:
@@ -55,6 +57,26 @@ async def architecture_answer(pipeline, query_type: str, question: str) -> "Reco
             if remembered.items:
                 return RecordsAnswer(pipeline, entity, memory=remembered)
     return None
+
+
+_CLAUSE = re.compile(r"\b(?:that|which|whose|where|when|whom)\b|\bwho\b(?!$)")
+MAX_OTHER_WORDS = 7
+
+
+def asks_directly(question: str, names: Sequence[str]) -> bool:
+    """Whether the question asks about what it names itself ("Who owns Skyline?", "Why was Skyline moved
+    to two regions?"), not about something a clause hangs on a name ("Who owns the company that bought
+    Skyline?"): a multi-hop question must go to the strategies that can follow the hops.
+
+    >>> asks_directly("Who owns Skyline?", ["Skyline"]), asks_directly("Who owns the firm that bought Skyline?", ["Skyline"])
+    (True, False)
+    """
+    rest = question
+    for name in names:
+        rest = rest.replace(name, " ")
+    rest = rest.lower()
+    words = re.findall(r"[a-z0-9']+", rest)
+    return len(words) <= MAX_OTHER_WORDS and not _CLAUSE.search(" ".join(words[1:]))
 
 
 class RecordsAnswer(WholeAnswer):

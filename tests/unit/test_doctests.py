@@ -29,13 +29,14 @@ import tracegraph.base.retrieval.distinct_lines
 import tracegraph.base.retrieval.global_map
 import tracegraph.base.stores.keyword
 import tracegraph.base.architecture.code_paths
+import tracegraph.flow.search.architecture_answers
 import tracegraph.base.architecture.codeowners
 import tracegraph.base.architecture.codeowners_index
 import tracegraph.base.architecture.markdown_document
 import tracegraph.base.architecture.memory_docs
 
 
-@pytest.mark.parametrize("module", [tracegraph.base.architecture.code_paths, tracegraph.base.architecture.codeowners,
+@pytest.mark.parametrize("module", [tracegraph.flow.search.architecture_answers, tracegraph.base.architecture.code_paths, tracegraph.base.architecture.codeowners,
                                     tracegraph.base.architecture.codeowners_index,
                                     tracegraph.base.architecture.markdown_document,
                                     tracegraph.base.architecture.memory_docs, tracegraph.base.bus.protocol, tracegraph.base.bus.topic, tracegraph.cli._client, tracegraph.cli.start_flow,
