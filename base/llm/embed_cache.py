@@ -30,20 +30,19 @@ class CachedEmbedder:
         return self.inner.dimension
 
     async def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+        # The vectors already held are taken before the model is awaited: meanwhile another request may
+        # evict them, and this batch's own new vectors may push older ones out too.
+        held = {t: self._vectors[t] for t in dict.fromkeys(texts) if t in self._vectors}
+        missing = [t for t in dict.fromkeys(texts) if t not in held]
         self.misses += len(missing)
         self.hits += len(texts) - len(missing)
         fresh = dict(zip(missing, await self.inner.embed(missing), strict=True)) if missing else {}
-        out = []
-        for text in texts:
-            if text in fresh:
-                out.append(fresh[text])
-                self._remember(text, np.asarray(fresh[text], dtype=np.float32))
-            else:
-                vector = self._vectors[text]
+        for text in held:
+            if text in self._vectors:
                 self._vectors.move_to_end(text)
-                out.append(vector.astype(np.float64).tolist())
-        return out
+        for text, vector in fresh.items():
+            self._remember(text, np.asarray(vector, dtype=np.float32))
+        return [fresh[t] if t in fresh else held[t].astype(np.float64).tolist() for t in texts]
 
     def _remember(self, text: str, vector: np.ndarray) -> None:
         self._vectors[text] = vector
