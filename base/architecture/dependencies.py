@@ -9,8 +9,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tracegraph.base.architecture import graph
-from tracegraph.base.architecture.graph import Entity, readable
+from tracegraph.base.architecture.graph import Entity
 from tracegraph.base.architecture.verbs import Verbs
+from tracegraph.base.stores.keyword import readable
 from tracegraph.base.temporal.query import Rows, records_for
 from tracegraph.schemas.architecture import DependencyEdge, DependencyNode, DependencyResponse
 from tracegraph.schemas.rdf import Triple, fact_key

@@ -10,12 +10,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from tracegraph.base.errors import UnknownEntity
-from tracegraph.base.provenance.uris import ENTITY_BASE, RELATION_BASE, entity_uri, slug
+from tracegraph.base.provenance.uris import entity_uri, slug
 from tracegraph.base.provenance.vocab import DC, PROV, RDFS, TG
+from tracegraph.base.retrieval.labels import label_batches, read_labels
+from tracegraph.base.review.items import term_text
+from tracegraph.base.stores.keyword import readable
 from tracegraph.base.stores.protocol import SOURCE_GRAPH
 from tracegraph.base.temporal.query import Rows, sparql_term
 from tracegraph.schemas.architecture import Source
-from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Term, Triple, TripleTerm, fact_key
+from tracegraph.schemas.rdf import IriTerm, Term, Triple, TripleTerm, fact_key
 
 MAX_ROWS = 20_000
 _BATCH = 200  # terms per VALUES block
@@ -31,18 +34,8 @@ class Entity:
 
 
 def text(term: Term | None) -> str:
-    return term.value if isinstance(term, LiteralTerm) else term.iri if isinstance(term, IriTerm) else ""
-
-
-def readable(predicate: str) -> str:
-    """A predicate as a person reads it: our relation IRIs by their slug, others by their local name.
-
-    >>> readable("https://trustgraph.ai/r/is-owned-by"), readable("https://schema.org/owner")
-    ('is owned by', 'owner')
-    """
-    if predicate.startswith(RELATION_BASE):
-        return predicate[len(RELATION_BASE):].replace("-", " ")
-    return re.split(r"[/#]", predicate.rstrip("/#"))[-1]
+    """A row value's text; an unbound variable's is empty."""
+    return "" if term is None else term_text(term)
 
 
 def candidates(name: str) -> list[str]:
@@ -87,16 +80,9 @@ async def resolve(rows: Rows, name: str, collection: str = "") -> Entity:
     held = {text(row.get("e")): text(row.get("label")) for row in found if row.get("e") is not None}
     for candidate in wanted:
         if candidate in held:
-            return Entity(candidate, held[candidate] or label_of(candidate))
+            return Entity(candidate, held[candidate] or readable(candidate))
     where = f" in collection {collection!r}" if collection else ""
     raise UnknownEntity(f"no entity {name!r}{where} (looked for {', '.join(wanted)})")
-
-
-def label_of(entity: str) -> str:
-    """A readable name for an IRI that has no label."""
-    if entity.startswith(ENTITY_BASE):
-        return entity[len(ENTITY_BASE):].replace("-", " ")
-    return readable(entity)
 
 
 async def labels(rows: Rows, entities: Sequence[str], fallback: bool = True) -> dict[str, str]:
@@ -104,14 +90,11 @@ async def labels(rows: Rows, entities: Sequence[str], fallback: bool = True) -> 
     then only the labels found)."""
     found: dict[str, str] = {}
     unique = list(dict.fromkeys(entities))
-    for i in range(0, len(unique), _BATCH):
-        batch = unique[i:i + _BATCH]
-        for row in await rows(f"SELECT ?e ?l WHERE {{ VALUES ?e {{ {values(batch)} }} ?e <{RDFS.label.iri}> ?l }}",
-                              MAX_ROWS):
-            found.setdefault(text(row.get("e")), text(row.get("l")))
+    for _batch, query in label_batches(unique):
+        read_labels(await rows(query, MAX_ROWS), found)
     if not fallback:
         return {e: found[e] for e in unique if found.get(e)}
-    return {e: found.get(e) or label_of(e) for e in unique}
+    return {e: found.get(e) or readable(e) for e in unique}
 
 
 async def edges(rows: Rows, entities: Sequence[str], limit: int = MAX_ROWS,
@@ -173,17 +156,13 @@ def _int(term: Term | None) -> int | None:
         return None
 
 
-def same_name(a: str, b: str) -> bool:
-    """Two owners named alike: equal slugs once team-ish words are dropped ("Grid Analytics team" and
-    @corvid/grid-analytics).
+def name_key(entity: str) -> str:
+    """What owners named alike share: the slug less team-ish words ("Grid Analytics team" and
+    @corvid/grid-analytics are one owner).
 
-    >>> same_name("https://trustgraph.ai/e/grid-analytics-team", "https://trustgraph.ai/e/grid-analytics")
+    >>> name_key("https://trustgraph.ai/e/grid-analytics-team") == name_key("https://trustgraph.ai/e/grid-analytics")
     True
     """
-    return name_key(a) == name_key(b)
-
-
-def name_key(entity: str) -> str:
-    words = [w for w in slug(label_of(entity)).split("-") if w not in {"the", "team", "squad", "group", "dept"}]
-    return "-".join(words) or slug(label_of(entity))
+    words = [w for w in slug(readable(entity)).split("-") if w not in {"the", "team", "squad", "group", "dept"}]
+    return "-".join(words) or slug(readable(entity))
 

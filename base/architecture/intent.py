@@ -9,7 +9,9 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 
 import numpy as np
+
 from tracegraph.base.errors import TraceGraphError
+from tracegraph.base.llm.embeddings import unit_rows
 from tracegraph.schemas.architecture import IntentResponse, SentenceMatch
 
 ADVISORY = ("The code changes in this PR appear semantically distant from the linked project item. "
@@ -45,7 +47,7 @@ async def check(change: str, work_item: str, embed: Embed, *, threshold: float =
     for side, pieces in (("change", ours), ("work-item", theirs)):
         if not pieces:
             raise NothingToCompare(f"the {side} has no words to compare")
-    vectors = _unit_rows(np.asarray(await embed([*ours, *theirs]), dtype=np.float64))
+    vectors = unit_rows(np.asarray(await embed([*ours, *theirs]), dtype=np.float64))
     change_vectors, item_vectors = vectors[:len(ours)], vectors[len(ours):]
     similarity = round(float(_direction(change_vectors) @ _direction(item_vectors)), 4)
     pairs = change_vectors @ item_vectors.T
@@ -55,10 +57,6 @@ async def check(change: str, work_item: str, embed: Embed, *, threshold: float =
         explanation=[*_closest("change", ours, theirs, pairs, nearest),
                      *_closest("work-item", theirs, ours, pairs.T, nearest)],
         model=model)
-
-
-def _unit_rows(matrix: np.ndarray) -> np.ndarray:
-    return matrix / np.clip(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12, None)
 
 
 def _direction(vectors: np.ndarray) -> np.ndarray:

@@ -8,13 +8,13 @@ counts more than one that merely mentions it. Recency halves every `half_life_da
 
 from __future__ import annotations
 
-import math
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 
 from tracegraph.base.architecture.graph import Entity, text
 from tracegraph.base.architecture.triples import KIND_OF_CLASS, RELATION_OF_PREDICATE, RELATIONS
 from tracegraph.base.provenance.vocab import DC, PROV, RDF, RDFS, TG
+from tracegraph.base.retrieval.rerank import EmbeddingReranker
 from tracegraph.base.temporal.query import Rows
 from tracegraph.schemas.architecture import MemoryItem, MemoryResponse, Source
 
@@ -60,12 +60,6 @@ def recency(date: str, today: datetime, half_life_days: float) -> float:
     return round(0.5 ** (age / half_life_days), 4)
 
 
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
-    dot = sum(x * y for x, y in zip(a, b))
-    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
-    return dot / norm if norm else 0.0
-
-
 async def memory(rows: Rows, entity: Entity, embed: Embed, *, question: str = "", limit: int = 20,
                  half_life_days: float = 365.0, today: datetime | None = None) -> MemoryResponse:
     today = today or datetime.now(UTC)
@@ -80,10 +74,10 @@ async def memory(rows: Rows, entity: Entity, embed: Embed, *, question: str = ""
         return MemoryResponse(ranking="no decision, failure pattern, exception or memory names this entity")
     asked = question.strip() or default_question(entity.label)
     items = list(by_node.values())
-    vectors = await embed([asked, *(f"{i['title']}. {i.get('summary', '')}" for i in items)])
+    similarity = await EmbeddingReranker(embed).scores(asked, [f"{i['title']}. {i.get('summary', '')}" for i in items])
     ranked = []
-    for item, vector in zip(items, vectors[1:]):
-        relevance = round(max(_cosine(vectors[0], vector), 0.0) * RELATION_WEIGHT[item["relation"]], 4)
+    for item, cosine in zip(items, similarity, strict=True):
+        relevance = round(max(cosine, 0.0) * RELATION_WEIGHT[item["relation"]], 4)
         fresh = recency(item.get("date", ""), today, half_life_days)
         status = item.get("status", "")
         score = (RELEVANCE_SHARE * relevance + (1 - RELEVANCE_SHARE) * fresh) * STATUS_WEIGHT.get(status, 1.0)

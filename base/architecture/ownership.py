@@ -10,11 +10,12 @@ from dataclasses import dataclass, field
 
 from tracegraph.base.architecture import codeowners, graph
 from tracegraph.base.architecture.codeowners import Rule
-from tracegraph.base.architecture.graph import Entity, label_of, name_key, readable, text
+from tracegraph.base.architecture.graph import Entity, name_key, text
 from tracegraph.base.architecture.rules import CodeOwnersShelf, Ruleset, entity_paths
 from tracegraph.base.architecture.verbs import OWNERSHIP, Verbs
 from tracegraph.base.provenance.uris import entity_uri
 from tracegraph.base.provenance.vocab import RDF, TG
+from tracegraph.base.stores.keyword import readable
 from tracegraph.base.temporal.query import Rows
 from tracegraph.schemas.architecture import CodeOwnersMatch, Owner, OwnershipResponse, Source
 from tracegraph.schemas.rdf import Triple, fact_key
@@ -81,7 +82,7 @@ async def ownership(rows: Rows, entity: Entity, shelf: CodeOwnersShelf, scope: t
     kinds = await _kinds(rows, list(owners))
     handles = await _handles(rows, list(owners))
     found_names = await graph.labels(rows, list(owners), fallback=False)
-    names = {e: found_names.get(e) or (handles.get(e) or owners[e].handles or [label_of(e)])[0] for e in owners}
+    names = {e: found_names.get(e) or (handles.get(e) or owners[e].handles or [readable(e)])[0] for e in owners}
     for o in owners.values():  # a graph owner CODEOWNERS names by a team handle is a team
         if o.entity not in kinds and any(_owner_kind(h) for h in o.handles):
             kinds[o.entity] = next(k for h in o.handles if (k := _owner_kind(h)))
@@ -188,7 +189,7 @@ async def _kinds(rows: Rows, entities: Sequence[str]) -> dict[str, str]:
                               len(entities) * 2):
             kinds[text(row.get("e"))] = "team" if text(row.get("t")) == TG.Team.iri else "person"
     for entity in entities:
-        if entity not in kinds and any(w in _TEAM_WORDS for w in label_of(entity).split()):
+        if entity not in kinds and any(w in _TEAM_WORDS for w in readable(entity).split()):
             kinds[entity] = "team"
     return kinds
 

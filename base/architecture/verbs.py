@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from tracegraph.base.architecture.graph import readable
+from tracegraph.base.stores.keyword import readable
 
 OWNERSHIP = (
     "owns", "maintains", "leads", "manages", "runs", "operates", "heads", "oversees", "administers",

@@ -10,6 +10,8 @@ import math
 from collections.abc import Sequence
 from typing import Protocol
 
+import numpy as np
+
 
 class Embedder(Protocol):
     """Turns texts into unit-length vectors, one per text, in input order.
@@ -43,3 +45,12 @@ def normalised(vector: Sequence[float]) -> list[float]:
     if norm == 0.0:
         return [0.0] * len(vector)
     return [x / norm for x in vector]
+
+
+def unit_rows(matrix: np.ndarray) -> np.ndarray:
+    """Each row scaled to unit length (a zero row stays zero): vectors ready for cosine by dot product.
+
+    >>> unit_rows(np.array([[3.0, 4.0], [0.0, 0.0]])).tolist()
+    [[0.6, 0.8], [0.0, 0.0]]
+    """
+    return matrix / np.clip(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12, None)

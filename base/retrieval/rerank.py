@@ -15,6 +15,7 @@ import aiohttp
 import numpy as np
 
 from tracegraph.base.errors import RemoteError, TransientError
+from tracegraph.base.llm.embeddings import unit_rows
 
 Embed = Callable[[Sequence[str]], Awaitable[list[list[float]]]]
 
@@ -46,8 +47,7 @@ class EmbeddingReranker:
     async def scores(self, question: str, texts: Sequence[str]) -> list[float]:
         if not texts:
             return []
-        vectors = np.asarray(await self.embed([question, *texts]), dtype=np.float32)
-        vectors /= np.clip(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12, None)
+        vectors = unit_rows(np.asarray(await self.embed([question, *texts]), dtype=np.float32))
         return [float(x) for x in vectors[1:] @ vectors[0]]
 
 

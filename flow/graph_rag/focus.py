@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from dataclasses import dataclass, replace
 
+from tracegraph.base.llm.embeddings import unit_rows
 from tracegraph.base.provenance.query import SelectedEdge, excerpt
 from tracegraph.base.retrieval.ppr import best_of_each_passage_first
 from tracegraph.base.retrieval.staleness import weighed_score
@@ -68,10 +69,8 @@ def score_edges(edges: Sequence[Edge], edge_vectors: Sequence[Sequence[float]], 
     if not edges or not concepts:
         return [Scored(e, 0.0, 0.0, None) for e in edges]
     # One matrix product: (edges × dim) · (dim × concepts), rows and columns normalised.
-    e = np.asarray(edge_vectors, dtype=np.float32)
-    c = np.asarray(concept_vectors, dtype=np.float32)
-    e /= np.clip(np.linalg.norm(e, axis=1, keepdims=True), 1e-12, None)
-    c /= np.clip(np.linalg.norm(c, axis=1, keepdims=True), 1e-12, None)
+    e = unit_rows(np.asarray(edge_vectors, dtype=np.float32))
+    c = unit_rows(np.asarray(concept_vectors, dtype=np.float32))
     similarity = e @ c.T
     best_index = similarity.argmax(axis=1)
     scored = []

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from tracegraph.base.errors import LlmUnavailable, RemoteError
+from tracegraph.base.llm.embeddings import unit_rows
 from tracegraph.base.provenance.query import Usage
 from tracegraph.base.retrieval import nl_sparql
 from tracegraph.base.retrieval.passage_graph import passage_graph_of
@@ -86,9 +87,8 @@ class Context:
 def cosine_to(vector: Sequence[float], vectors: Sequence[Sequence[float]]) -> list[float]:
     if not vectors:
         return []
-    m = np.asarray(vectors, dtype=np.float32)
+    m = unit_rows(np.asarray(vectors, dtype=np.float32))
     q = np.asarray(vector, dtype=np.float32)
-    m /= np.clip(np.linalg.norm(m, axis=1, keepdims=True), 1e-12, None)
     return [float(x) for x in m @ (q / max(float(np.linalg.norm(q)), 1e-12))]
 
 
