@@ -5,11 +5,11 @@ returned with a note saying so, since one of them is out of date."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from tracegraph.base.architecture import codeowners, graph
-from tracegraph.base.architecture.codeowners import Rule
+from tracegraph.base.architecture.codeowners import CodeOwners, Rule
 from tracegraph.base.architecture.graph import Entity, name_key, text
 from tracegraph.base.architecture.rules import CodeOwnersShelf, Ruleset, entity_paths
 from tracegraph.base.architecture.verbs import OWNERSHIP, Verbs
@@ -69,16 +69,8 @@ async def ownership(rows: Rows, entity: Entity, shelf: CodeOwnersShelf, scope: t
 
     ruleset = await shelf.rules(scope, rows)
     matches = _codeowners_matches(ruleset, await entity_paths(rows, entity, ruleset))
-    codeowners_owners: set[str] = set()
-    for match, rule in matches:
-        for handle_owner in rule.owners:
-            iri = _same_as(entity_uri(handle_owner.name), owners, _alias(handle_owner.handle))
-            codeowners_owners.add(iri)
-            held = owners.setdefault(iri, _Owner(iri))
-            held.relations.append("CODEOWNERS")
-            held.origins.append("codeowners")
-            held.handles.append(handle_owner.handle)
-            held.sources.append(match.source)
+    codeowners_owners = _add_rule_owners(owners, matches, lambda handle_owner: _same_as(
+        entity_uri(handle_owner.name), owners, _alias(handle_owner.handle)))
     kinds = await _kinds(rows, list(owners))
     handles = await _handles(rows, list(owners))
     found_names = await graph.labels(rows, list(owners), fallback=False)
@@ -104,21 +96,13 @@ async def path_ownership(rows: Rows, path: str, shelf: CodeOwnersShelf, scope: t
     the CODEOWNERS rule deciding it in each file, and the entities whose code lives there."""
     path = path.lstrip("/")
     ruleset = await shelf.rules(scope, rows)
-    matches = []
-    for document, (title, parsed) in ruleset.files.items():
-        rule = parsed.directory_rule(path) if path.endswith("/") else parsed.rule_for(path)
-        if rule is not None:
-            source = Source(document=document, title=title, line=rule.line, kind="codeowners")
-            matches.append((CodeOwnersMatch(path=path, path_origin="given", pattern=rule.pattern,
-                                            owners=[o.handle for o in rule.owners], source=source), rule))
+    def deciding(parsed: CodeOwners) -> Rule | None:
+        return parsed.directory_rule(path) if path.endswith("/") else parsed.rule_for(path)
+
+    matches = [_rule_match(document, title, path, "given", rule)
+               for document, (title, parsed) in ruleset.files.items() if (rule := deciding(parsed))]
     owners: dict[str, _Owner] = {}
-    for match, rule in matches:
-        for handle_owner in rule.owners:
-            held = owners.setdefault(entity_uri(handle_owner.name), _Owner(entity_uri(handle_owner.name)))
-            held.relations.append("CODEOWNERS")
-            held.origins.append("codeowners")
-            held.handles.append(handle_owner.handle)
-            held.sources.append(match.source)
+    _add_rule_owners(owners, matches, lambda handle_owner: entity_uri(handle_owner.name))
     listed = [Owner(entity=o.entity, label=o.handles[0], kind=_owner_kind(o.handles[0]) or "unknown",
                     handles=list(dict.fromkeys(o.handles)), relations=["CODEOWNERS"], origins=["codeowners"],
                     sources=_unique_sources(o.sources)) for o in owners.values()]
@@ -146,16 +130,31 @@ def _alias(handle: str) -> str | None:
 
 def _codeowners_matches(ruleset: Ruleset, paths: Sequence[tuple[str, str]]) -> list[tuple[CodeOwnersMatch, Rule]]:
     """For each code path of the entity and each CODEOWNERS file, the rule that decides it."""
-    out = []
-    for path, origin in paths:
-        for document, (title, parsed) in ruleset.files.items():
-            rule = parsed.directory_rule(path)
-            if rule is None:
-                continue
-            source = Source(document=document, title=title, line=rule.line, kind="codeowners")
-            out.append((CodeOwnersMatch(path=path, path_origin=origin, pattern=rule.pattern,
-                                        owners=[o.handle for o in rule.owners], source=source), rule))
-    return out
+    return [_rule_match(document, title, path, origin, rule) for path, origin in paths
+            for document, (title, parsed) in ruleset.files.items() if (rule := parsed.directory_rule(path))]
+
+
+def _rule_match(document: str, title: str, path: str, origin: str, rule: Rule) -> tuple[CodeOwnersMatch, Rule]:
+    source = Source(document=document, title=title, line=rule.line, kind="codeowners")
+    return CodeOwnersMatch(path=path, path_origin=origin, pattern=rule.pattern,
+                           owners=[o.handle for o in rule.owners], source=source), rule
+
+
+def _add_rule_owners(owners: dict[str, "_Owner"], matches: Sequence[tuple[CodeOwnersMatch, Rule]],
+                     entity_of: Callable[[codeowners.Owner], str]) -> set[str]:
+    """Each deciding rule's owners into `owners` (as the entity `entity_of` names), with handle and source;
+    returns those entities."""
+    named = set()
+    for match, rule in matches:
+        for handle_owner in rule.owners:
+            iri = entity_of(handle_owner)
+            named.add(iri)
+            held = owners.setdefault(iri, _Owner(iri))
+            held.relations.append("CODEOWNERS")
+            held.origins.append("codeowners")
+            held.handles.append(handle_owner.handle)
+            held.sources.append(match.source)
+    return named
 
 
 def _compare(in_graph: set[str], in_codeowners: set[str], names: dict[str, str],

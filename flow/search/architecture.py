@@ -10,17 +10,13 @@ from tracegraph.base.architecture.memory import memory
 from tracegraph.base.architecture.ownership import ownership, path_ownership
 from tracegraph.base.architecture.rules import CodeOwnersShelf
 from tracegraph.base.architecture.verbs import verbs
+from tracegraph.base.retrieval import history
 from tracegraph.base.temporal.query import Rows
 from tracegraph.schemas.architecture import ArchitectureRequest, ArchitectureResponse
 
-SPARQL_TIMEOUT = 30.0
-
-
 def rows_of(tools) -> Rows:
     """A SELECT through the retrieval tools (the triples service's read-only SPARQL), as rows."""
-    async def rows(query: str, limit: int):
-        return (await tools.sparql(query, limit=max(1, limit), timeout=SPARQL_TIMEOUT)).bindings
-    return rows
+    return lambda query, limit: history.rows(tools, query, max(1, limit))
 
 
 async def architecture_answer(req: ArchitectureRequest, tools, shelf: CodeOwnersShelf, *,
@@ -28,11 +24,10 @@ async def architecture_answer(req: ArchitectureRequest, tools, shelf: CodeOwners
     """The one response to a request; UnknownEntity (→ 404 at the gateway) when the name means nothing here."""
     if req.operation == "intent-check":
         checked = await intent.check(req.change, req.work_item, tools.embed,
-                                     threshold=intent.DEFAULT_THRESHOLD if req.threshold is None else req.threshold,
-                                     model=getattr(tools, "embedding_model", None) or "")
-        if not checked.model and getattr(tools, "embedding_model", None):
-            checked = checked.model_copy(update={"model": tools.embedding_model})
-        return ArchitectureResponse(operation=req.operation, intent=checked)
+                                     threshold=intent.DEFAULT_THRESHOLD if req.threshold is None else req.threshold)
+        # The tools learn the model's name from the embeddings reply, so it is known only now.
+        model = getattr(tools, "embedding_model", None) or ""
+        return ArchitectureResponse(operation=req.operation, intent=checked.model_copy(update={"model": model}))
     rows = rows_of(tools)
     if req.operation == "ownership" and graph.is_path(req.entity):
         owned = await path_ownership(rows, req.entity, shelf, (req.user, req.collection))

@@ -16,13 +16,13 @@ from collections.abc import AsyncIterator, Sequence
 from tracegraph.base.architecture import graph
 from tracegraph.base.architecture.memory import memory
 from tracegraph.base.architecture.ownership import Found, ownership
+from tracegraph.base.architecture.triples import RELATIONS
 from tracegraph.base.errors import UnknownEntity
 from tracegraph.base.provenance import query as prov
 from tracegraph.base.provenance.query import SelectedEdge
 from tracegraph.base.provenance.uris import codeowners_rule_uri
 from tracegraph.base.provenance.vocab import PROV, RDFS, TG
 from tracegraph.base.retrieval.confidence import ConfidenceBlock
-from tracegraph.base.retrieval.names import question_names
 from tracegraph.flow.graph_rag.pipeline import Chunk, Explain, Synthesised
 from tracegraph.flow.search.architecture import rows_of
 from tracegraph.flow.search.results import SearchFinished, WholeAnswer, synthesis_step
@@ -35,13 +35,14 @@ KIND_NAMES = {"decision": "Decision", "failure-pattern": "Failure pattern", "exc
               "memory": "Memory"}
 
 
-async def architecture_answer(pipeline, query_type: str, question: str) -> "RecordsAnswer | None":
-    """The records answer for an ownership or "why" question about an entity the question names, when
-    the records have something to say; None sends the question down the hybrid strategies instead."""
+async def architecture_answer(pipeline, query_type: str, question: str,
+                              names: Sequence[str]) -> "RecordsAnswer | None":
+    """The records answer for an ownership or "why" question about an entity the question names (`names`,
+    as grounding found them), when the records have something to say; None sends the question down the
+    hybrid strategies instead."""
     if query_type not in ("ownership", "memory"):
         return None
     rows = rows_of(pipeline.tools)
-    names = question_names(question)
     for name in names if asks_directly(question, names) else []:
         try:
             entity = await graph.resolve(rows, name)
@@ -146,9 +147,7 @@ class RecordsAnswer(WholeAnswer):
     # -- memory ---------------------------------------------------------------------------------------
 
     def _memory_edges(self) -> tuple[list[SelectedEdge], list[Source], str]:
-        predicate = {"why": TG.why, "affected": TG.affected, "caused-by": TG.causedBy, "excepts": TG.excepts,
-                     "concerns": TG.concerns}
-        selected = [SelectedEdge(iri(item.node), predicate[item.relation], iri(self.entity.iri), score=item.score,
+        selected = [SelectedEdge(iri(item.node), RELATIONS[item.relation], iri(self.entity.iri), score=item.score,
                                  reasoning=f"{KIND_NAMES[item.kind].lower()} ({item.relation}); relevance "
                                            f"{item.relevance:.3f}, recency {item.recency:.3f}")
                     for item in self.memory.items]

@@ -105,7 +105,7 @@ class SearchPipeline(GraphRagPipeline):
                 yield step
             return
         records = None if self.strategies or self.timeline.as_of else \
-            await architecture_answer(self, route.query_type, searched)
+            await architecture_answer(self, route.query_type, searched, ctx.names)
         if records is not None:  # an ownership or "why" question the architecture records answer
             yield Explain(g_uri, [*grounding, *trace.routing_triples(g_uri, route.query_type, [records.strategy])])
             async for step in records.steps(session, q_uri, question, searched, g_uri, route.query_type, streaming):
