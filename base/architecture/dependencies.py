@@ -44,7 +44,7 @@ def steps(facts: Sequence[Triple], frontier: set[str], verbs: Verbs, direction: 
 
 
 async def dependencies(rows: Rows, root: Entity, *, depth: int, direction: str, verbs: Verbs,
-                       max_edges: int = 200, history: bool = True) -> DependencyResponse:
+                       max_edges: int = 200) -> DependencyResponse:
     """The tree, nearest levels first: once `max_edges` edges are kept (a hub has thousands at depth 3),
     the rest are left out and `truncated` says so."""
     children: dict[str, list[Step]] = defaultdict(list)
@@ -66,7 +66,7 @@ async def dependencies(rows: Rows, root: Entity, *, depth: int, direction: str, 
     names = await graph.labels(rows, [root.iri, *{e for s in used for e in (s.source, s.target)}])
     names[root.iri] = root.label
     cited = await graph.sources(rows, [s.fact for s in used])
-    weights = await _weights(rows, [s.fact for s in used]) if history else {}
+    weights = await _weights(rows, [s.fact for s in used])
     cycles: list[list[str]] = []
     edges: list[DependencyEdge] = []
 

@@ -5,7 +5,6 @@ ownership answer consults every rule, and rules change only when a CODEOWNERS fi
 
 from __future__ import annotations
 
-import time
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -14,6 +13,7 @@ from tracegraph.base.architecture.codeowners import CodeOwners, Rule
 from tracegraph.base.architecture.graph import Entity, name_key, text
 from tracegraph.base.provenance.uris import slug
 from tracegraph.base.provenance.vocab import DC, PROV, RDF, TG
+from tracegraph.base.retrieval.held import Shelf
 from tracegraph.base.temporal.query import Rows
 
 MAX_RULES = 200_000
@@ -46,23 +46,14 @@ async def read_rules(rows: Rows) -> Ruleset:
     return Ruleset(files)
 
 
-class CodeOwnersShelf:
+class CodeOwnersShelf(Shelf[Ruleset]):
     """Each collection's rules, read at most every `max_age` seconds (dropped at once on a graph update)."""
 
-    def __init__(self, max_age: float = 15.0) -> None:
-        self.max_age = max_age
-        self._held: dict[tuple[str, str], tuple[float, Ruleset]] = {}
-
     async def rules(self, scope: tuple[str, str], rows: Rows) -> Ruleset:
-        held = self._held.get(scope)
-        if held and time.monotonic() - held[0] < self.max_age:
-            return held[1]
-        ruleset = await read_rules(rows)
-        self._held[scope] = (time.monotonic(), ruleset)
-        return ruleset
+        return await self.held(scope, rows)
 
-    def invalidate(self, scope: tuple[str, str]) -> None:
-        self._held.pop(scope, None)
+    async def read(self, rows: Rows) -> Ruleset:
+        return await read_rules(rows)
 
 
 async def entity_paths(rows: Rows, entity: Entity, ruleset: Ruleset) -> list[tuple[str, str]]:

@@ -23,10 +23,11 @@ from tracegraph.base.provenance.query import Usage
 from tracegraph.base.provenance.vocab import DC, PROV, RDFS, TG
 from tracegraph.base.retrieval import global_map as gm
 from tracegraph.base.retrieval.confidence import ConfidenceBlock
+from tracegraph.base.retrieval.held import Shelf
 from tracegraph.base.stores.protocol import COMMUNITY_GRAPH, SOURCE_GRAPH
 from tracegraph.base.provenance.vectors import decode_vector
 from tracegraph.flow.graph_rag.pipeline import Chunk, Explain, Synthesised
-from tracegraph.flow.search.results import EvidenceItem, SearchFinished, Shelf, WholeAnswer, synthesis_step
+from tracegraph.flow.search.results import EvidenceItem, SearchFinished, WholeAnswer, synthesis_step
 from tracegraph.schemas.rdf import IriTerm, LiteralTerm, TripleTerm
 
 MAX_REPORTS = 100_000

@@ -21,10 +21,11 @@ from tracegraph.base.raptor.rdf import read_tree
 from tracegraph.base.raptor.tree import Tree, walk
 from tracegraph.base.retrieval.confidence import ConfidenceBlock
 from tracegraph.base.retrieval.global_map import lead
+from tracegraph.base.retrieval.held import Shelf
 from tracegraph.base.retrieval.titles import document_titles
 from tracegraph.base.stores.protocol import RAPTOR_GRAPH
 from tracegraph.flow.graph_rag.pipeline import Chunk, Explain, Synthesised
-from tracegraph.flow.search.results import SearchFinished, Shelf, WholeAnswer, synthesis_step
+from tracegraph.flow.search.results import SearchFinished, WholeAnswer, synthesis_step
 from tracegraph.schemas.rdf import IriTerm, literal
 
 MAX_ROWS = 1_000_000

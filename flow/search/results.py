@@ -4,18 +4,13 @@ query type on top of GraphRAG's Finished; and what global and RAPTOR answers sha
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
-from typing import Generic, TypeVar
 
 from tracegraph.base.provenance import query as prov
 from tracegraph.base.provenance import search as trace
 from tracegraph.base.retrieval.confidence import ConfidenceBlock
 from tracegraph.flow.graph_rag.pipeline import Explain, Finished, Synthesised
 from tracegraph.schemas.rdf import Triple
-
-T = TypeVar("T")
-
 
 @dataclass(frozen=True, slots=True)
 class EvidenceItem:
@@ -52,24 +47,3 @@ class WholeAnswer:
 
     def __init__(self, pipeline, shelf, limits) -> None:
         self.p, self.shelf, self.limits = pipeline, shelf, limits
-
-
-class Shelf(Generic[T]):
-    """A structure each collection keeps in a derived graph (its community reports, its RAPTOR tree),
-    read once and kept `max_age` seconds: its processor rewrites it only when the collection changed,
-    and reading it costs a query and decoding. Subclasses say how it is read."""
-
-    def __init__(self, max_age: float = 15.0) -> None:
-        self.max_age = max_age
-        self._held: dict[tuple[str, str], tuple[float, T]] = {}
-
-    async def held(self, scope: tuple[str, str], tools) -> T:
-        kept = self._held.get(scope)
-        if kept and time.monotonic() - kept[0] < self.max_age:
-            return kept[1]
-        value = await self.read(tools)
-        self._held[scope] = (time.monotonic(), value)
-        return value
-
-    async def read(self, tools) -> T:
-        raise NotImplementedError
