@@ -94,3 +94,14 @@ def add_collection_arguments(parser: argparse.ArgumentParser) -> None:
                         help="collection [TG_COLLECTION, default]")
     parser.add_argument("-f", "--flow-id", default=os.environ.get("TG_FLOW", "default"),
                         help="flow to use [TG_FLOW, default]")
+
+
+def collection_query(args: argparse.Namespace, **asked: object) -> dict[str, str]:
+    """The query string of a GET route: the flow and collection of `add_collection_arguments`, and what
+    the command asks, less what it left out (None).
+
+    >>> collection_query(argparse.Namespace(flow_id="f", collection="c"), depth=2, q=None)
+    {'flow': 'f', 'collection': 'c', 'depth': '2'}
+    """
+    given = {"flow": args.flow_id, "collection": args.collection, **asked}
+    return {name: str(value) for name, value in given.items() if value is not None}

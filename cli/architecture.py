@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import quote
 
 from tracegraph.base.errors import TraceGraphError
-from tracegraph.cli._client import add_collection_arguments, command_parser, run
+from tracegraph.cli._client import add_collection_arguments, collection_query, command_parser, run
 from tracegraph.cli.api import Api
 from tracegraph.cli.fact_text import print_json
 
@@ -43,16 +43,11 @@ def _entity_route(operation: str, name: str) -> str:
     return f"{operation}/{quote(name, safe='')}"
 
 
-def _query(args: argparse.Namespace, **asked: object) -> dict[str, str]:
-    given = {"flow": args.flow_id, "collection": args.collection, **asked}
-    return {name: str(value) for name, value in given.items() if value is not None}
-
-
 def _entity_command(prog: str, args: argparse.Namespace, operation: str,
                     show: Callable[[dict[str, Any], str], None], **asked: object) -> int:
     """GET the entity's answer for `operation` and print it with `show(answer, name)`, or as JSON."""
     async def body(api: Api) -> None:
-        response = await api.get(_entity_route(operation, args.name), _query(args, **asked))
+        response = await api.get(_entity_route(operation, args.name), collection_query(args, **asked))
         if args.json:
             print_json(response)
         else:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from tracegraph.cli._client import add_collection_arguments, command_parser, run, table
+from tracegraph.cli._client import add_collection_arguments, collection_query, command_parser, run, table
 from tracegraph.cli.api import Api
 from tracegraph.cli.fact_text import (
     add_format_argument, entity_iri, note_truncated, print_json, readable, short_instant,
@@ -23,13 +23,6 @@ def _history_parser(prog: str, description: str) -> argparse.ArgumentParser:
     return p
 
 
-def _query(args: argparse.Namespace, **asked: str | None) -> dict[str, str]:
-    """The query string for `GET /api/v1/temporal`: what the command asks, less what it left out."""
-    given = {**asked, "limit": None if args.limit is None else str(args.limit),
-             "collection": args.collection, "flow": args.flow_id}
-    return {name: value for name, value in given.items() if value is not None}
-
-
 def _sources(fact: dict) -> str:
     return ", ".join(fact.get("sources", []))
 
@@ -44,7 +37,8 @@ def main_at(argv: list[str] | None = None) -> int:
 
     async def body(api: Api) -> None:
         subject = entity_iri(args.subject) if args.subject else None
-        response = await api.get("temporal", _query(args, at=args.at, known=args.known, subject=subject))
+        response = await api.get("temporal", collection_query(args, at=args.at, known=args.known, subject=subject,
+                                                                 limit=args.limit))
         if args.format == "json":
             print_json(response)
         else:
@@ -79,7 +73,8 @@ def main_diff(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     async def body(api: Api) -> None:
-        response = await api.get("temporal", _query(args, **{"from": args.start, "to": args.end, "axis": args.axis}))
+        response = await api.get("temporal", collection_query(
+            args, **{"from": args.start, "to": args.end, "axis": args.axis}, limit=args.limit))
         if args.format == "json":
             print_json(response)
         else:

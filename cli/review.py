@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from tracegraph.base.errors import TraceGraphError
-from tracegraph.cli._client import add_collection_arguments, command_parser, run, table
+from tracegraph.cli._client import add_collection_arguments, collection_query, command_parser, run, table
 from tracegraph.cli.api import Api
 from tracegraph.cli.fact_text import add_format_argument, note_truncated, print_json, readable_fact
 
@@ -23,10 +23,7 @@ def main_queue(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     async def body(api: Api) -> None:
-        query = {"status": args.status, "collection": args.collection, "flow": args.flow_id}
-        if args.limit is not None:
-            query["limit"] = str(args.limit)
-        response = await api.get("review", query)
+        response = await api.get("review", collection_query(args, status=args.status, limit=args.limit))
         if args.format == "json":
             print_json(response)
         else:
