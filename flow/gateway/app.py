@@ -269,8 +269,6 @@ class GatewayProcessor(InterfaceUser):
             if exc.type not in ARCHITECTURE_STATUS:
                 raise
             raise GatewayError(ARCHITECTURE_STATUS[exc.type], exc.type, exc.message) from None
-        if response.error is not None and response.error.type in ARCHITECTURE_STATUS:
-            raise GatewayError(ARCHITECTURE_STATUS[response.error.type], response.error.type, response.error.message)
         return web.json_response(response_json(response))
 
     async def _call(self, request: web.Request, service: str, flow: str | None) -> web.StreamResponse:

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import aiohttp
 
 from tracegraph.base.bus.inproc import InprocBackend
-from tracegraph.base.errors import ConfigError
+from tracegraph.base.errors import ConfigError, RemoteError
 from tracegraph.base.settings import RuntimeSettings
 from tracegraph.flow.gateway.app import GatewayProcessor
 from tracegraph.launch.stack import Stack
@@ -21,7 +21,8 @@ from support.stack import config_factory
 
 class StandIn:
     """A request client of a service that answers every request with `script(request)`, keeping the
-    requests; answers are marked final, as a processor's base class marks them."""
+    requests; answers are marked final, as a processor's base class marks them, and an error answer is
+    raised as RemoteError, as the real client raises it."""
 
     def __init__(self, script) -> None:
         self.script = script
@@ -29,7 +30,10 @@ class StandIn:
 
     async def request(self, message: Message) -> ServiceResponse:
         self.requests.append(message)
-        return self.script(message).as_final()
+        response = self.script(message).as_final()
+        if response.error is not None:
+            raise RemoteError(response.error.type, response.error.message)
+        return response
 
     async def stream(self, message: Message) -> AsyncIterator[ServiceResponse]:
         yield await self.request(message)
