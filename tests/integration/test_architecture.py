@@ -121,6 +121,9 @@ async def check_ownership_through_search_is_explained_down_to_the_codeowners_lin
     answer = await alice.request("search", {"query": "Who owns Skyline?", **ARCH})
     assert answer["query_type"] == "ownership" and answer["confidence"]["retrieval_strategies_used"] == ["ownership"]
     assert "@corvid/forecasting-guild" in answer["response"] and "disagree" in answer["response"], answer["response"]
+    why = await alice.request("search", {"query": "Why does Skyline run in two regions?", **ARCH})
+    assert why["query_type"] == "memory" and why["confidence"]["retrieval_strategies_used"] == ["memory"]
+    assert "ADR 0012: Run Skyline in two regions" in why["response"], why["response"]
     rows = (await alice.flow_service("default", "sparql", {**ARCH, "query": f"""
         PREFIX tg: <https://trustgraph.ai/ns/> PREFIX prov: <http://www.w3.org/ns/prov#>
         SELECT ?n ?doc WHERE {{
@@ -130,7 +133,7 @@ async def check_ownership_through_search_is_explained_down_to_the_codeowners_lin
                                       ?line tg:lineNumber ?n ; prov:wasDerivedFrom ?doc }} }}"""}))["bindings"]
     assert rows and {r["doc"]["i"] for r in rows} == {ids["CODEOWNERS"]}, rows
 
-    # The trace, the rules and records, and their provenance all pass the SHACL shapes.
+    # Both traces, the rules and records, and their provenance all pass the SHACL shapes.
     everything = (await alice.flow_service("default", "triples", {**ARCH, "g": "*", "limit": 100000}))["response"]
     assert any(t["p"]["i"] == TG + "codeOwner" for t in everything)
     report = await asyncio.to_thread(validate_trace, [Triple.model_validate(t) for t in everything])
