@@ -13,6 +13,7 @@ import logging
 from semantic_text_splitter import MarkdownSplitter, TextSplitter
 
 from tracegraph.base.documents import MARKDOWN_KINDS, read_pages
+from tracegraph.base.extraction.structure import read_structure
 from tracegraph.base.flow import Flow
 from tracegraph.base.processor import FlowProcessor
 from tracegraph.base.provenance.extraction import Component, chunk_triples, page_triples
@@ -60,13 +61,17 @@ class ChunkerProcessor(FlowProcessor):
             provenance = page_triples(parent, meta.id, number=page.number, component=COMPONENT,
                                       timestamp=meta.time, char_length=len(page.text)) if paged else []
             chunks = []
-            for index, (offset, text) in enumerate(split(page.text, size, overlap, load.kind in MARKDOWN_KINDS), 1):
+            pieces = split(page.text, size, overlap, load.kind in MARKDOWN_KINDS)
+            structure = read_structure(page.text, load.kind, title=load.title, path=load.path,
+                                       starts=[offset for offset, _ in pieces])
+            for index, ((offset, text), (line, blocks)) in enumerate(zip(pieces, structure.chunks, strict=True), 1):
                 uri = chunk_uri(parent, index, size, overlap)
                 provenance += chunk_triples(uri, parent, index=index, char_offset=offset, char_length=len(text),
                                             chunk_size=size, chunk_overlap=overlap, component=COMPONENT,
                                             timestamp=meta.time)
                 chunks.append(TextChunk(metadata=meta.model_copy(update={"id": uri}), text=text,
-                                        document=meta.id, index=index, title=load.title, kind=load.kind))
+                                        document=meta.id, index=index, title=load.title, kind=load.kind,
+                                        line=line, blocks=blocks, context=structure.context))
             # Provenance first, so a chunk's facts never arrive before the chunk is known.
             if provenance:
                 await flow[self.triples].send(Triples(metadata=meta, triples=provenance))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -29,10 +29,53 @@ class DocumentLoad(Message):
     metadata: Metadata
     kind: str  # MIME type: text/plain, text/markdown, application/pdf
     title: str = ""
+    path: str = ""  # the document's path relative to the folder it was loaded from ("" when loaded alone)
+
+
+BlockKind = Literal["heading", "paragraph", "item", "row", "field", "code"]
+
+
+class TextBlock(Message):
+    """One unit of a document as its author wrote it: a heading, paragraph, list item, table row, `Key: value`
+    field or fenced code. `first`/`last` are 1-based lines (inclusive) of its document (of its page, for a
+    PDF); `headings` the trail of headings above it, outermost first; `outline` the texts of the list items
+    it is nested in. A row has its `cells` and its table's `header`; a field its `key` (its value is `text`);
+    code its `info` word ("mermaid"). `breaks` are the offsets in `text` where its later lines start."""
+
+    kind: BlockKind
+    text: str
+    first: int = Field(ge=1)
+    last: int = Field(ge=1)
+    headings: tuple[str, ...] = ()
+    level: int = 0  # a heading's level; a list item's depth (1 for a top-level item)
+    outline: tuple[str, ...] = ()
+    cells: tuple[str, ...] = ()
+    header: tuple[str, ...] = ()
+    key: str = ""
+    info: str = ""
+    ordered: bool = False
+    codes: tuple[str, ...] = ()  # its code spans, as written between backticks
+    links: tuple[tuple[str, str], ...] = ()  # (text, target) of its links
+    breaks: tuple[int, ...] = ()
+
+    def line_at(self, offset: int) -> int:
+        """The line of the character at `offset` of `text`."""
+        return self.first + sum(1 for b in self.breaks if b <= offset)
+
+
+class DocumentContext(Message):
+    """What a chunk's blocks need from their whole document: its subject (the entity it is about, "" if
+    none), the names its structure declares (headings with a kind word, a table's subject column, diagram
+    nodes, code spans), and the words it capitalises inside sentences."""
+
+    subject: str = ""
+    names: tuple[str, ...] = ()
+    capitalised: tuple[str, ...] = ()
 
 
 class TextChunk(Message):
-    """One chunk of a document with its text inline (small: at most the chunk size)."""
+    """One chunk of a document with its text inline (small: at most the chunk size), and, from the chunker,
+    the blocks that start in it (`line` is the chunk's first line) with their document's context."""
 
     schema_name: ClassVar[str] = "chunk"
 
@@ -42,6 +85,9 @@ class TextChunk(Message):
     index: int = Field(ge=1)
     title: str = ""  # the document's title: what its text is about (the offline extractor's subject)
     kind: str = ""  # the document's kind (MIME type); empty from senders that predate it
+    line: int = Field(1, ge=1)
+    blocks: tuple[TextBlock, ...] = ()
+    context: DocumentContext | None = None
 
 
 class Triples(Message):
@@ -57,6 +103,7 @@ class Triples(Message):
     confidence: dict[str, float] = {}
     review: TripleList = []
     reasons: dict[str, str] = {}  # fact_key -> why its confidence is low (for the reviewer)
+    valid_from: dict[str, str] = {}  # fact_key -> the date its text says it holds from (else the document's)
 
 
 class TriplesBatch(Message):

@@ -20,6 +20,7 @@ class DocumentMetadata(Message):
     time: str = ""
     kind: str = Field("text/plain", max_length=255)  # a MIME type
     title: str = ""
+    path: str = ""  # where the document lives, relative to the folder it was loaded from: its identity in listings
     comments: str = ""
     author: str = ""
     date: str = ""  # the document's own date (YYYY-MM-DD or ISO 8601): when its facts start to hold

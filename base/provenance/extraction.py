@@ -117,19 +117,33 @@ def source_line_triples(line: str, document: str, *, number: int, component: Com
 
 def subgraph_triples(subgraph: str, chunk: str, facts: Sequence[Triple], *, component: Component,
                      timestamp: str, extractor: str, llm_model: str | None = None,
-                     mentions: Sequence[str] = ()) -> list[Triple]:
+                     mentions: Sequence[str] = (), lines: tuple[int, int] | None = None) -> list[Triple]:
     """`<subgraph> tg:contains << s p o >>` for each fact, `<subgraph> tg:mentions <entity>` for each
-    entity the chunk names, and how the subgraph came to be.
+    entity the chunk names, the lines of its document the facts were read from (tg:firstLine, tg:lastLine),
+    and how the subgraph came to be.
 
     `extractor` is "llm" or "offline", so a reader can tell a model's claims from heuristics.
     """
     g = SOURCE_GRAPH
-    out = [*_entity(subgraph, TG.Subgraph, "Subgraph"), _t(subgraph, TG.extractor, literal(extractor), g)]
+    out = [*_entity(subgraph, TG.Subgraph, f"Lines {lines[0]}–{lines[1]}" if lines and lines[0] != lines[1]
+                    else f"Line {lines[0]}" if lines else "Subgraph"),
+           _t(subgraph, TG.extractor, literal(extractor), g)]
+    if lines:
+        out += [_t(subgraph, TG.firstLine, literal(lines[0], datatype=XSD.integer.iri), g),
+                _t(subgraph, TG.lastLine, literal(lines[1], datatype=XSD.integer.iri), g)]
     out += [_t(subgraph, TG.contains, quoted(f.s, f.p, f.o), g) for f in facts]
     out += [_t(subgraph, TG.mentions, iri(entity), g) for entity in mentions]
     out += _activity(subgraph, chunk, component, timestamp, f"{component.name} extraction",
                      [(TG.llmModel, llm_model)])
     return out
+
+
+def phrase_triples(statement: str, subgraph: str, fact: Triple, phrase: str) -> list[Triple]:
+    """The text's own words for a fact stored under a canonical predicate ("stores user shopping carts in" for
+    "writes to"), on a reifier of the fact derived from the subgraph that contains it."""
+    g = SOURCE_GRAPH
+    return [_t(statement, RDF.reifies, quoted(fact.s, fact.p, fact.o), g), _t(statement, TG.phrase, literal(phrase), g),
+            _t(statement, PROV.wasDerivedFrom, iri(subgraph), g)]
 
 
 def failed_extraction_triples(subgraph: str, chunk: str, *, component: Component, timestamp: str,

@@ -50,6 +50,16 @@ def subgraph_uri(chunk_id: str, extractor: str) -> str:
     return f"{TRUSTGRAPH_BASE}/subgraph/{_stable('subgraph', chunk_id, extractor)}"
 
 
+def lines_subgraph_uri(chunk_id: str, extractor: str, lines: tuple[int, int]) -> str:
+    """The subgraph of the facts a chunk's lines `first`–`last` state."""
+    return f"{TRUSTGRAPH_BASE}/subgraph/{_stable('subgraph', chunk_id, extractor, *lines)}"
+
+
+def statement_uri(subgraph: str, fact_key: str) -> str:
+    """A reifier of one fact as one subgraph states it (it carries the text's phrase)."""
+    return f"urn:trustgraph:statement:{_stable('statement', subgraph, fact_key)}"
+
+
 def activity_uri(*identity: object) -> str:
     return f"{TRUSTGRAPH_BASE}/activity/{_stable('activity', *identity)}"
 

@@ -57,7 +57,7 @@ class Admission:
 class _Slot:
     write: list[Triple] = field(default_factory=list)
     remove: list[Triple] = field(default_factory=list)
-    winner: Triple | None = None
+    winners: list[Triple] = field(default_factory=list)  # the values holding now (several when stated together)
     losers: list[Triple] = field(default_factory=list)
 
 
@@ -94,7 +94,9 @@ class HistoryKeeper:
 
     async def admit(self, ref: CollectionRef, meta: Metadata, triples: Sequence[Triple],
                     confidence: Mapping[str, float] | None = None,
-                    attribution: Attribution | None = None) -> Admission:
+                    attribution: Attribution | None = None, stated: Mapping[str, str] | None = None) -> Admission:
+        """Records for the facts of one message. A fact holds from the date its own text states (`stated`,
+        fact_key → date: "Ledger 4.3 ships on 2025-05-12"), else from its document's date."""
         facts = [t for t in triples if t.g is DEFAULT_GRAPH and is_knowledge(t)]
         ingest = facts or any(t.g == SOURCE_GRAPH for t in triples)  # not a trace event or an answer's record
         if not meta.root or not ingest:
@@ -109,11 +111,12 @@ class HistoryKeeper:
         episode = recorded if facts and await self._was_retracted(ref, meta.root) else ""
         for fact in facts:
             uri = record_uri(fact, meta.root, episode)
-            admission.write += record_quads(uri, fact, meta.root, recorded, valid_from,
+            holds_from = (stated or {}).get(fact_key(fact)) or valid_from
+            admission.write += record_quads(uri, fact, meta.root, recorded, holds_from,
                                             (confidence or {}).get(fact_key(fact)))
             if attribution:
                 admission.write += attribution_quads(uri, attribution)
-            incoming.append(Record(uri=uri, fact=fact, document=meta.root, recorded_at=recorded, valid_from=valid_from))
+            incoming.append(Record(uri=uri, fact=fact, document=meta.root, recorded_at=recorded, valid_from=holds_from))
         contested = [r for r in incoming if r.fact.p.iri in self.functional]
         if not contested:
             admission.current = facts
@@ -146,9 +149,8 @@ class HistoryKeeper:
                 slot = await self._decide(ref, s, p, [], retired={r.uri for r in records}, at=at)
                 result.write += slot.write
                 result.remove += slot.remove
-                if slot.winner is not None:
-                    result.current.append(slot.winner)
-                    result.write.append(slot.winner)
+                result.current += slot.winners
+                result.write += slot.winners
         return result
 
     async def withdraw(self, ref: CollectionRef, fact: Triple, document: str, at: str | None = None) -> list[Triple]:
@@ -184,9 +186,10 @@ class HistoryKeeper:
 
     async def _decide(self, ref: CollectionRef, s, p, incoming: Iterable[Record],
                       retired: set[str] = frozenset(), at: str | None = None) -> _Slot:
-        """The value with the latest valid-from wins the slot; every other active record ends where
-        the next different value begins. A record whose end must change is not edited: it is retracted
-        and a new record (an episode) carries the new end, so the graph as known earlier stays answerable."""
+        """The value with the latest valid-from wins the slot, with any value valid from the same instant
+        ("Ann and Bo lead Tax" holds both); every other active record ends where the next different value
+        begins. A record whose end must change is not edited: it is retracted and a new record (an episode)
+        carries the new end, so the graph as known earlier stays answerable."""
         known = {r.uri: r for r in await self._slot_records(ref, s, p)}
         known.update({r.uri: r for r in incoming if r.uri not in known})
         active = sorted((r for r in known.values() if r.active and r.uri not in retired),
@@ -195,10 +198,13 @@ class HistoryKeeper:
         if not active:
             return slot
         winner = active[-1]
-        slot.winner = Triple(s=s, p=p, o=winner.fact.o)
+        held = {str(r.fact.o) for r in active if r.valid_from == winner.valid_from}
+        slot.winners = list({str(r.fact.o): Triple(s=s, p=p, o=r.fact.o) for r in active
+                             if str(r.fact.o) in held}.values())
         at = at or now()
         for i, record in enumerate(active):
-            later = next((r for r in active[i + 1:] if str(r.fact.o) != str(record.fact.o)), None)
+            later = next((r for r in active[i + 1:] if str(r.fact.o) != str(record.fact.o)
+                          and r.valid_from > record.valid_from), None)
             if (record.valid_until, record.superseded_by) == ((later.valid_from, later.uri) if later else (None, None)):
                 continue
             ending = record
@@ -211,6 +217,6 @@ class HistoryKeeper:
             if later is not None:
                 slot.write += supersession(ending.uri, later.valid_from, later.uri, at)
         slot.losers = list({fact_key(f): f for f in (Triple(s=s, p=p, o=r.fact.o) for r in active)
-                            if str(f.o) != str(winner.fact.o)}.values())
+                            if str(f.o) not in held}.values())
         slot.remove += slot.losers
         return slot

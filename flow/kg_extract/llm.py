@@ -14,7 +14,7 @@ from dataclasses import replace
 from pydantic import BaseModel, Field, ValidationError
 
 from tracegraph.base.errors import TraceGraphError
-from tracegraph.flow.kg_extract.facts import Confidence, Extraction, Relation
+from tracegraph.base.extraction.facts import Confidence, Extraction, Relation
 
 SYSTEM = (
     "You extract a knowledge graph from text. Answer with one JSON object and nothing else:\n"

@@ -4,19 +4,21 @@ whose confidence is below the flow's review-threshold goes to the review queue i
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from tracegraph.base.documents import CODEOWNERS
 from tracegraph.base.errors import RemoteError, is_transient
 from tracegraph.base.flow import Flow
 from tracegraph.base.processor import FlowProcessor
-from tracegraph.base.provenance.extraction import Component, failed_extraction_triples, subgraph_triples
+from tracegraph.base.provenance.extraction import Component, failed_extraction_triples
 from tracegraph.base.provenance.uris import entity_uri, subgraph_uri
 from tracegraph.base.provenance.vocab import SKOS
 from tracegraph.base.specs import Client, Consumer, Parameter, Producer
 from tracegraph.flow.kg_extract import llm, offline
 from tracegraph.flow.llm_choice import RECHECK_LLM_SECONDS, LlmChoice, ModelAsker
-from tracegraph.flow.kg_extract.facts import Extraction, label_triples, mentioned, mentions, rated_facts, triage
+from tracegraph.base.extraction.facts import Extraction, label_triples, mentioned, rated_facts, stated_dates, triage
+from tracegraph.flow.kg_extract.placing import placed_provenance
 from tracegraph.schemas.ingest import EntityContext, EntityContexts, TextChunk, Triples
 from tracegraph.schemas.llm import TextCompletionRequest, TextCompletionResponse
 
@@ -51,7 +53,7 @@ class KnowledgeExtractor(FlowProcessor):
                 extraction, model = await self._with_llm(chunk, flow)
                 extractor = "llm" if model is not None else "offline"
             else:
-                extraction = offline.extract(chunk.text, title=chunk.title)
+                extraction = await self._offline(chunk)
         except (llm.ExtractionFailed, RemoteError) as exc:
             if is_transient(exc):
                 raise  # the text-completion service is away: redelivered later, recorded if it stays away
@@ -73,24 +75,29 @@ class KnowledgeExtractor(FlowProcessor):
             if exc.type == "llm-unavailable" and self.settings.extractor == "auto":
                 log.info("no LLM configured: extracting offline (will ask again in %.0fs)", RECHECK_LLM_SECONDS)
                 self.llm.none_configured()
-                return offline.extract(chunk.text, title=chunk.title), None
+                return await self._offline(chunk), None
             raise
         return extraction, ask.model
+
+    async def _offline(self, chunk: TextChunk) -> Extraction:
+        """The parser-based extraction, off the event loop (a chunk takes the parser tens of milliseconds)."""
+        return await asyncio.to_thread(offline.extract_chunk, chunk, self.settings.spacy_model)
 
     async def _emit(self, chunk: TextChunk, flow: Flow, extraction: Extraction, extractor: str,
                     model: str | None) -> None:
         meta = chunk.metadata
         facts = triage(rated_facts(extraction), flow[self.review_threshold])
-        subgraph = subgraph_uri(meta.id, extractor)
-        provenance = subgraph_triples(subgraph, meta.id, facts.accepted, component=COMPONENT, timestamp=meta.time,
-                                      extractor=extractor, llm_model=model, mentions=mentions(extraction))
+        provenance = placed_provenance(meta.id, facts.accepted, extraction, component=COMPONENT, timestamp=meta.time,
+                                       extractor=extractor, llm_model=model)
         await flow[self.triples].send(Triples(
             metadata=meta, triples=facts.accepted + label_triples(extraction) + provenance,
-            confidence=facts.confidence, review=facts.queued, reasons=facts.reasons))
+            confidence=facts.confidence, review=facts.queued, reasons=facts.reasons,
+            valid_from=stated_dates(extraction)))
         # A definition under review is no context to find its entity by: it may be the model's invention.
         trusted = {fact.s.iri for fact in facts.accepted if fact.p == SKOS.definition}
         contexts = [EntityContext(entity=entity_uri(label), label=label, chunk=meta.id,
-                                  context=extraction.definitions.get(label, "") if entity_uri(label) in trusted else "")
+                                  context=extraction.definitions.get(label, "") if entity_uri(label) in trusted
+                                  else extraction.contexts.get(label, ""))
                     for label in mentioned(extraction)]
         if contexts:
             await flow[self.entities].send(EntityContexts(metadata=meta, entities=contexts))

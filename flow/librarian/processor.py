@@ -113,7 +113,7 @@ class LibrarianProcessor(InterfaceUser):
                                        source=meta.source or None, creator=meta.author or None)
         await self.send(record.flow, "triples-store", Triples(metadata=metadata, triples=description))
         await self.send(record.flow, "document-load", DocumentLoad(metadata=metadata, kind=meta.kind,
-                                                                   title=meta.title))
+                                                                   title=meta.title, path=meta.path))
         return LibrarianResponse(processing_metadatas=[record])
 
     async def op_remove_document(self, req: LibrarianRequest) -> LibrarianResponse:

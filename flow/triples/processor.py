@@ -106,13 +106,14 @@ class TriplesProcessor(FlowProcessor):
         await super().apply_config(version, config)
 
     async def store_admitted(self, ref: CollectionRef, meta: Metadata, triples: list[Triple],
-                             confidence: dict[str, float] | None = None, **attribution) -> Admission:
+                             confidence: dict[str, float] | None = None, stated: dict[str, str] | None = None,
+                             **attribution) -> Admission:
         """Write quads with their history (when kept): the admitted quads first, then what leaves
         the current graph, so a redelivery after a crash finds the same decisions to make."""
         if self.history is None:
             await self.store.add(ref, triples)
             return Admission(write=triples, current=_in_default_graph(triples))
-        admission = await self.history.admit(ref, meta, triples, confidence, **attribution)
+        admission = await self.history.admit(ref, meta, triples, confidence, stated=stated, **attribution)
         await self.store.add(ref, admission.write)
         if admission.remove:
             await self.store.remove(ref, admission.remove)
@@ -127,7 +128,7 @@ class TriplesProcessor(FlowProcessor):
     @input.handler
     async def write(self, message: Triples, flow: Flow) -> None:
         admission = await self.store_admitted(_ref(message.metadata), message.metadata, message.triples,
-                                              message.confidence)
+                                              message.confidence, message.valid_from)
         await self.announce(flow, graph_updates(message.metadata, added=_in_default_graph(admission.write),
                                                 removed=_in_default_graph(admission.displaced),
                                                 passages=new_passages(message.triples)))

@@ -5,7 +5,7 @@ import pytest
 from tracegraph.base.provenance.uris import entity_uri, relation_uri, slug
 from tracegraph.base.provenance.vocab import RDFS, SKOS
 from tracegraph.flow.kg_extract import llm, offline
-from tracegraph.flow.kg_extract.facts import Extraction, Relation, mentioned, mentions, to_triples
+from tracegraph.base.extraction.facts import Extraction, Relation, mentioned, mentions, to_triples
 
 TEXT = ("Helios Grid is a regional energy operator that runs the network of Northern Vale. "
         "Helios Grid depends on Corvid Analytics for load forecasting. "

@@ -17,7 +17,7 @@ from tracegraph.base.provenance.uris import entity_uri, relation_uri
 from tracegraph.base.provenance.vocab import RDFS, SKOS, TG
 from tracegraph.base.settings import RuntimeSettings
 from tracegraph.flow.kg_extract import llm, offline
-from tracegraph.flow.kg_extract.facts import Confidence, Extraction, Relation, rated_facts, strongest, triage
+from tracegraph.base.extraction.facts import Confidence, Extraction, Relation, rated_facts, strongest, triage
 from tracegraph.flow.kg_extract.processor import KnowledgeExtractor
 from tracegraph.schemas.ingest import EntityContexts, Metadata, TextChunk, Triples
 from tracegraph.schemas.rdf import Triple, fact_key, iri, literal

@@ -4,14 +4,14 @@ real Wikipedia passages."""
 
 import doctest
 
-import tracegraph.flow.kg_extract.facts
+import tracegraph.base.extraction.facts
 from tracegraph.base.bus.inproc import InprocBackend
 from tracegraph.base.provenance.uris import entity_uri
 from tracegraph.base.provenance.vocab import SKOS
 from tracegraph.base.settings import RuntimeSettings
 from tracegraph.base.specs import Parameter
 from tracegraph.flow.kg_extract import offline
-from tracegraph.flow.kg_extract.facts import Relation, normalise_label, to_triples
+from tracegraph.base.extraction.facts import Relation, normalise_label, to_triples
 from tracegraph.flow.kg_extract.processor import KnowledgeExtractor
 from tracegraph.schemas.ingest import Metadata, TextChunk
 
@@ -148,7 +148,7 @@ def test_labels_are_normalised():
     assert normalise_label("Jennings'") == "Jennings"
     assert normalise_label("U.S.") == "U.S."
     assert normalise_label("McDonald's", possessive=False) == "McDonald's"
-    assert doctest.testmod(tracegraph.flow.kg_extract.facts).failed == 0
+    assert doctest.testmod(tracegraph.base.extraction.facts).failed == 0
 
 
 def test_possessive_mentions_are_the_same_entity():

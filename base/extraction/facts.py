@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 
 from tracegraph.base.provenance.uris import entity_uri, relation_uri
-from tracegraph.base.provenance.vocab import RDFS, SKOS
+from tracegraph.base.provenance.vocab import RDF, RDFS, SKOS, TG
 from tracegraph.schemas.rdf import Triple, fact_key, iri, literal
 
 _WRAPPING = "\"'`´“”‘’«»„ \t\n,;:-–—"
@@ -44,31 +44,51 @@ class Confidence:
 
 
 STATED = Confidence(1.0, "given as a fact")  # a hand-built Extraction: nothing to doubt
+STATED_KIND = Confidence(0.9, "the text names the entity's kind or handle")
+KIND_CLASSES = {"team": TG.Team, "person": TG.Person, "service": TG.Service, "datastore": TG.Datastore,
+                "library": TG.Library, "platform": TG.Platform}
+
+
+Lines = tuple[int, int]  # first and last line (1-based, inclusive) of the text a fact was read from
 
 
 @dataclass(frozen=True, slots=True)
 class Relation:
-    """subject —predicate→ object. Two relations are the same fact whatever their confidence."""
+    """subject —predicate→ object, where the object is an entity label or, with `value`, a literal (a version,
+    a status). Two relations are the same fact whatever their confidence, lines, phrase or date: `lines` are
+    where the text states it, `phrase` the text's own words for the predicate ("stores user shopping carts
+    in" for "writes to"), `since` the date (YYYY-MM-DD) the text says it holds from."""
 
     subject: str
     predicate: str
     object: str
     confidence: Confidence = field(default=STATED, compare=False)
+    value: bool = False
+    lines: Lines | None = field(default=None, compare=False)
+    phrase: str = field(default="", compare=False)
+    since: str = field(default="", compare=False)
 
 
 @dataclass(slots=True)
 class Extraction:
-    """Entity labels with optional definitions, and relations between labels."""
+    """Entity labels with optional definitions, relations between labels, and what the text says of the
+    entities themselves: their kind (service, team, person, datastore …), contact handles, and a context
+    sentence to find them by (not a fact)."""
 
     definitions: dict[str, str] = field(default_factory=dict)  # label -> definition ("" if none)
     relations: list[Relation] = field(default_factory=list)
     definition_confidence: dict[str, Confidence] = field(default_factory=dict)  # label -> of its definition
+    definition_lines: dict[str, Lines] = field(default_factory=dict)
+    kinds: dict[str, str] = field(default_factory=dict)  # label -> entity kind
+    handles: dict[str, set[str]] = field(default_factory=dict)  # label -> @handles and e-mail addresses
+    contexts: dict[str, str] = field(default_factory=dict)  # label -> a sentence naming it, for its embedding
 
     def labels(self) -> list[str]:
         seen = dict.fromkeys(self.definitions)
         for r in self.relations:
             seen.setdefault(r.subject)
-            seen.setdefault(r.object)
+            if not r.value:
+                seen.setdefault(r.object)
         return list(seen)
 
 
@@ -86,9 +106,43 @@ def rated_facts(extraction: Extraction) -> dict[Triple, Confidence]:
             add(Triple(s=iri(entity_uri(text)), p=SKOS.definition, o=literal(definition)),
                 extraction.definition_confidence.get(text, STATED))
     for r in extraction.relations:
-        add(Triple(s=iri(entity_uri(r.subject)), p=iri(relation_uri(r.predicate)), o=iri(entity_uri(r.object))),
-            r.confidence)
+        add(relation_triple(r), r.confidence)
+    for text, kind in extraction.kinds.items():
+        if kind in KIND_CLASSES:
+            add(Triple(s=iri(entity_uri(text)), p=RDF.type, o=KIND_CLASSES[kind]), STATED_KIND)
+    for text, handles in extraction.handles.items():
+        for handle in sorted(handles):
+            add(Triple(s=iri(entity_uri(text)), p=TG.contactHandle, o=literal(handle)), STATED_KIND)
     return rated
+
+
+def relation_triple(r: Relation) -> Triple:
+    """The triple a relation states: entity IRIs minted from the labels, a literal object for a value."""
+    return Triple(s=iri(entity_uri(r.subject)), p=iri(relation_uri(r.predicate)),
+                  o=literal(r.object) if r.value else iri(entity_uri(r.object)))
+
+
+def placed_facts(extraction: Extraction) -> dict[Triple, Lines | None]:
+    """Each fact with the lines it was first read from (None when the extractor could not place it)."""
+    placed: dict[Triple, Lines | None] = {}
+    for text, lines in extraction.definition_lines.items():
+        definition = extraction.definitions.get(text)
+        if definition:
+            placed.setdefault(Triple(s=iri(entity_uri(text)), p=SKOS.definition, o=literal(definition)), lines)
+    for r in extraction.relations:
+        placed.setdefault(relation_triple(r), r.lines)
+    return placed
+
+
+def stated_dates(extraction: Extraction) -> dict[str, str]:
+    """fact_key -> the date a relation's text says it holds from, for the relations that give one."""
+    return {fact_key(relation_triple(r)): r.since for r in extraction.relations if r.since}
+
+
+def phrases(extraction: Extraction) -> dict[str, str]:
+    """fact_key -> the text's own words for a canonical relation, where they differ from its label."""
+    return {fact_key(relation_triple(r)): r.phrase for r in extraction.relations
+            if r.phrase and r.phrase != r.predicate}
 
 
 def label_triples(extraction: Extraction) -> list[Triple]:
@@ -104,7 +158,8 @@ def label_triples(extraction: Extraction) -> list[Triple]:
     for r in extraction.relations:
         label(relation_uri(r.predicate), r.predicate)
         label(entity_uri(r.subject), r.subject)
-        label(entity_uri(r.object), r.object)
+        if not r.value:
+            label(entity_uri(r.object), r.object)
     for text in extraction.labels():
         label(entity_uri(text), text)
     return list(labels.values())
@@ -162,5 +217,5 @@ def mentioned(extraction: Extraction) -> list[str]:
     definition or in a relation first, then the ones only named."""
     names = [t for t, d in extraction.definitions.items() if d]
     for r in extraction.relations:
-        names += [r.subject, r.object]
+        names += [r.subject] if r.value else [r.subject, r.object]
     return list(dict.fromkeys([*names, *extraction.labels()]))

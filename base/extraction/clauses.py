@@ -1,0 +1,504 @@
+"""Relations from the clauses of a parsed sentence: who does what to whom, read from the dependency parse.
+
+Each verb's subject and objects are found by their grammatical roles, in every voice and clause shape: active
+("Billing calls Ledger"), passive ("Ledger is owned by the Billing squad"), copular ("X is the owner of Y",
+"X is on version 4.2"), relative clauses ("Postgres, which is run by the Data team"), coordination ("calls A
+and B", "A and B call C", "is owned by X and maintained by Y"), and prepositional objects ("stores carts in
+Valkey", "is hosted in the EKS cluster"). A negated clause ("does not depend on") gives nothing, and so does a
+question. A pronoun or "this service" is the passage's current subject (`Topic`), never the document.
+Verbs in the canonical vocabulary become its predicates; other verbs keep their phrase ("was founded by")."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from spacy.tokens import Span, Token
+
+from tracegraph.base.extraction import vocabulary as vocab
+from tracegraph.base.extraction.dates import iso_date
+from tracegraph.base.extraction.facts import Confidence
+from tracegraph.base.extraction.mentions import Anaphor, Lexicon, Mention, find_mentions
+from tracegraph.base.extraction.names import KIND_WORDS, EntityKind
+
+CANONICAL = Confidence(0.85, "offline parse: a verb of the vocabulary with its subject and object")
+PHRASAL = Confidence(0.7, "offline parse: a verb phrase with its subject and object")
+COPULAR_KIND = Confidence(0.8, "offline parse: a copular sentence says what kind of thing it is ('X is a <kind>')")
+VALUE = Confidence(0.8, "offline parse: a version or status the sentence states")
+HEDGED = 0.6  # factor for "may", "could", "might", "if …": a possibility, not a statement
+
+_SUBJECTS = ("nsubj", "nsubjpass", "csubj")
+_OBJECTS = ("dobj", "obj", "attr", "oprd", "dative")
+_RELATIVE = frozenset("which that who whom whose".split())
+_MODALS = frozenset("may might could would should".split())
+_NEGATIONS = frozenset("not n't never no longer".split())
+_STATUSES = frozenset("""deprecated retired decommissioned experimental stable beta alpha deprecated
+end-of-life eol legacy obsolete archived sunset active live frozen superseded accepted proposed rejected""".split())
+_ROLE_NOUNS = {"owner": "be owner", "owners": "be owner", "lead": "be lead", "leader": "be leader",
+               "maintainer": "be maintainer", "maintainers": "be maintainer", "head": "be lead",
+               "steward": "be maintainer", "manager": "be lead"}
+_VERSION = re.compile(r"^v?\d+(?:\.\d+)+[\w.-]*$|^v\d+$", re.I)
+# Verbs too general to name a relation on their own ("does the conversion from", "starts all of").
+_LIGHT_VERBS = frozenset("""be do have get make take go come see start stop want need let give put keep set seem
+become include contain provide allow enable help try show find say tell use call""".split())
+_RELATING = frozenset(["", "in", "on", "at", "by", "for", "from", "to", "into", "with", "of", "under", "during",
+                       "against", "between", "across", "within", "through", "after", "before"])
+_KIND_STOP = frozenset("kind type sort form part member one example way thing set number lot".split())
+
+
+@dataclass(slots=True)
+class Topic:
+    """Who the passage is about, for "it", "this service" and "the controller": the latest sentence subject
+    that named an entity, else the enclosing section's, row's or document's subject (`default`)."""
+
+    default: str = ""
+    current: str = ""
+    recent: list[str] = field(default_factory=list)
+
+    def resolve(self, anaphor: Anaphor) -> str:
+        here = self.current or self.default
+        if not anaphor.words or all(w in KIND_WORDS for w in anaphor.words):
+            return here
+        last = anaphor.words[-1]
+        for label in reversed([*self.recent, self.default]):
+            words = label.lower().split()
+            if words and words[-1] == last and set(anaphor.words) <= set(words):
+                return label
+        return ""
+
+    def saw(self, label: str) -> None:
+        if label in self.recent:
+            self.recent.remove(label)
+        self.recent.append(label)
+        del self.recent[:-12]
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A relation read from a clause, before it is placed on lines: subject and object labels (the object a
+    literal with `value`), the canonical or phrasal predicate, the text's own words, the date it states."""
+
+    subject: str
+    predicate: str
+    object: str
+    confidence: Confidence
+    value: bool = False
+    phrase: str = ""
+    since: str = ""
+
+
+@dataclass(slots=True)
+class SentenceReading:
+    relations: list[Found] = field(default_factory=list)
+    mentions: list[Mention] = field(default_factory=list)
+    kinds: dict[str, EntityKind] = field(default_factory=dict)
+    definition: tuple[str, str] | None = None  # (label, the defining sentence)
+
+
+def read_sentence(sentence: Span, lexicon: Lexicon, topic: Topic) -> SentenceReading:
+    """Everything one sentence states; `topic` is updated with its subject."""
+    mentions, anaphors = find_mentions(sentence, lexicon)
+    reading = SentenceReading(mentions=sorted(set(mentions.values()), key=lambda m: m.start))
+    for m in reading.mentions:
+        if m.kind:
+            reading.kinds.setdefault(m.label, m.kind)
+    if sentence.text.rstrip().endswith("?"):
+        return reading
+    reader = _Clauses(sentence, mentions, anaphors, topic)
+    verbs = [t for t in sentence if _is_predicate(t)]
+    for verb in verbs:
+        reading.relations += reader.relations_of(verb)
+    reading.definition = reader.definition
+    reading.kinds.update(reader.kinds)
+    subject = reader.first_subject
+    if subject:
+        topic.current = subject
+    for m in reading.mentions:
+        topic.saw(m.label)
+    return reading
+
+
+def _is_predicate(token: Token) -> bool:
+    if token.pos_ in ("NOUN", "PROPN") and token.dep_ in ("ROOT", "conj") and \
+            any(c.dep_ in ("nsubj", "nsubjpass") for c in token.children) and \
+            any(c.dep_ in ("aux", "dobj", "prep") for c in token.children):
+        return True  # a verb tagged as a noun ("This service does store …"), recognised by its subject
+    if token.pos_ == "VERB":
+        return token.dep_ not in ("amod", "compound") or token.tag_ == "VBN" and token.dep_ == "acl"
+    return token.pos_ == "AUX" and token.lemma_ == "be" and token.dep_ in ("ROOT", "conj", "relcl", "ccomp", "advcl")
+
+
+class _Clauses:
+    def __init__(self, sentence: Span, mentions: dict[int, Mention], anaphors: dict[int, Anaphor],
+                 topic: Topic) -> None:
+        self.sentence = sentence
+        self.mentions = mentions
+        self.anaphors = anaphors
+        self.topic = topic
+        self.definition: tuple[str, str] | None = None
+        self.kinds: dict[str, EntityKind] = {}
+        self.first_subject = ""
+
+    # ------------------------------------------------------------ arguments
+
+    def entity(self, token: Token, *, subject: bool = False) -> str:
+        """The entity a token stands for: its mention, or what its anaphor refers to (a pronoun only as a
+        subject: "writes them to PostgreSQL" says nothing about who "them" is)."""
+        found = self.mentions.get(token.i)
+        if found is not None:
+            return found.label
+        anaphor = self.anaphors.get(token.i)
+        if anaphor is None or (not anaphor.words and not subject):
+            return ""
+        return self.topic.resolve(anaphor)
+
+    def subjects(self, verb: Token) -> tuple[list[str], bool]:
+        """(the subjects' entities, whether the verb is passive)."""
+        passive = any(c.dep_ in ("auxpass", "nsubjpass") for c in verb.children) or \
+            (verb.dep_ == "acl" and verb.tag_ == "VBN") or \
+            (verb.dep_ == "conj" and verb.tag_ == "VBN" and any(c.dep_ == "auxpass" for c in verb.head.children))
+        own = [c for c in verb.children if c.dep_ in _SUBJECTS]
+        if own:
+            subject = own[0]
+            if subject.lower_ in _RELATIVE and verb.dep_ == "relcl":
+                return self._coordinated(verb.head), passive
+            return self._coordinated(subject), passive
+        if verb.dep_ in ("relcl", "acl") and verb.head.pos_ in ("NOUN", "PROPN"):
+            return self._coordinated(verb.head), passive
+        infinitive = any(c.dep_ == "aux" and c.lower_ == "to" for c in verb.children)
+        if verb.dep_ in ("conj", "advcl", "xcomp") and not infinitive and verb.head is not verb and \
+                verb.head.pos_ in ("VERB", "AUX"):
+            subjects, _ = self.subjects(verb.head)
+            return subjects, passive
+        return [], passive
+
+    def _coordinated(self, token: Token) -> list[str]:
+        """The subject and those coordinated with it ("A and B call C"); a subject that names no entity but
+        has an appositive that does ("his brother, Jonathan Nolan, …") is the appositive."""
+        found = []
+        for t in (token, *token.conjuncts):
+            label = self.entity(t, subject=True)
+            if not label:
+                label = next((e for c in t.children if c.dep_ == "appos" and (e := self.entity(c))), "")
+            found.append(label)
+        return list(dict.fromkeys(f for f in found if f))
+
+    def objects(self, verb: Token) -> Iterator[tuple[str, Token, str]]:
+        """(preposition, object token, words between verb and object that are no entity) for each object."""
+        middle = ""
+        for child in verb.children:
+            if child.dep_ in ("dobj", "obj", "dative"):
+                if self.entity(child):
+                    yield "", child, ""
+                    yield from (("", c, "") for c in child.conjuncts if self.entity(c))
+                else:
+                    middle = _phrase_text(child)
+                    for prep in (c for c in child.children if c.dep_ == "prep"):
+                        yield from self._prepositional(prep, middle)
+        for child in verb.children:
+            if child.dep_ in ("prep", "agent"):
+                yield from self._prepositional(child, middle)
+
+    def _prepositional(self, prep: Token, middle: str) -> Iterator[tuple[str, Token, str]]:
+        word = prep.lower_
+        for pobj in (c for c in prep.children if c.dep_ == "pobj"):
+            for target in (pobj, *pobj.conjuncts):
+                if self.entity(target):
+                    yield word, target, middle
+                else:  # "publishes to a topic on Kafka", "runs in a pod on the EKS cluster"
+                    for inner in (c for c in target.children if c.dep_ == "prep"):
+                        for deeper in (c for c in inner.children if c.dep_ == "pobj"):
+                            if self.entity(deeper) and word in ("in", "on", "to", "from", "into"):
+                                yield word, deeper, f"{middle} {word} {_phrase_text(target)}".strip()
+
+    # ------------------------------------------------------------ clauses
+
+    def relations_of(self, verb: Token) -> list[Found]:
+        subjects, passive = self.subjects(verb)
+        if subjects and not self.first_subject and verb.dep_ == "ROOT":
+            self.first_subject = subjects[0]
+            self.topic.current = subjects[0]  # "Checkout does not depend on Tax, but it calls Orders"
+        if not subjects or _negated(verb):
+            return []
+        hedge = _hedged(verb)
+        since = _date_of(verb)
+        if verb.lemma_ == "be" and verb.pos_ == "AUX":
+            found = list(self._copula(verb, subjects, since))
+        else:
+            found = list(self._verbal(verb, subjects, passive, since))
+        if hedge:
+            found = [_weakened(f) for f in found]
+        return found
+
+    def _verbal(self, verb: Token, subjects: list[str], passive: bool, since: str) -> Iterator[Found]:
+        lemma = _lemma(verb)
+        finite = verb.tag_ in ("VBD", "VBZ", "VBP", "MD") or (verb.tag_ == "VBN" and passive) or \
+            any(c.dep_ == "aux" and c.lower_ != "to" for c in verb.children)
+        if passive and verb.lower_ in _STATUSES:  # "Ledger is deprecated"
+            for subject in subjects:
+                yield Found(subject, vocab.STATUS, verb.lower_, VALUE, value=True, phrase=f"is {verb.lower_}",
+                            since=since)
+        for preposition, target, middle in self.objects(verb):
+            obj = self.entity(target)
+            canonical = vocab.canonical(lemma, preposition, passive=passive)
+            phrase = _verb_phrase(verb, middle, preposition)
+            for subject in subjects:
+                if subject == obj:
+                    continue
+                if canonical:
+                    s, o = (obj, subject) if canonical.reverse else (subject, obj)
+                    if canonical.label == vocab.OPERATED_BY and self.kind_of(o) not in ("team", "person"):
+                        continue  # "the script runs one browser" is no operator; "the Data team runs Postgres" is
+                    self._type_roles(canonical.label, o)
+                    yield Found(s, canonical.label, o, CANONICAL, phrase=phrase, since=since)
+                elif finite and self._phrasal(verb, preposition, middle, target):
+                    yield Found(subject, _phrasal_label(verb, preposition, passive), obj, PHRASAL,
+                                phrase=phrase, since=since)
+        yield from self._versions(verb, subjects, since)
+
+    def kind_of(self, label: str) -> str:
+        """An entity's kind as this sentence names it ("the Data team"), "" when it says none."""
+        return self.kinds.get(label, "") or next((m.kind for m in set(self.mentions.values()) if m.label == label),
+                                                 "")
+
+    def _phrasal(self, verb: Token, preposition: str, middle: str, target: Token) -> bool:
+        """Whether a verb outside the vocabulary states a relation worth keeping: a content verb ("founded",
+        "was born in"), a short object, a preposition that relates ("in", "by", "for" …), and an object that
+        is a proper name, not a word the document also uses as one."""
+        mention = self.mentions.get(target.i)
+        proper = mention is not None and any(t.pos_ == "PROPN" or t.ent_type_ for t in
+                                             self.sentence.doc[mention.start:mention.end])
+        return (verb.lemma_.lower() not in _LIGHT_VERBS and len(middle.split()) <= 2 and proper
+                and preposition in _RELATING)
+
+    def _copula(self, verb: Token, subjects: list[str], since: str) -> Iterator[Found]:
+        """"X is a …", "X is the owner of Y", "X is responsible for Y", "X is on version 4.2", "X is deprecated"."""
+        for child in verb.children:
+            if child.dep_ in ("attr", "acomp"):
+                yield from self._complement(verb, child, subjects, since)
+            elif child.dep_ == "prep":
+                yield from self._copular_preposition(verb, child, subjects, since)
+
+    def _complement(self, verb: Token, complement: Token, subjects: list[str], since: str) -> Iterator[Found]:
+        word = complement.lower_
+        if word in _STATUSES and complement.dep_ == "acomp" or word in _STATUSES and not list(complement.children):
+            for subject in subjects:
+                yield Found(subject, vocab.STATUS, word, VALUE, value=True, phrase=f"is {word}", since=since)
+            return
+        role = _ROLE_NOUNS.get(word) if complement.pos_ == "NOUN" else None
+        for prep in (c for c in complement.children if c.dep_ == "prep"):
+            lemma = role or (f"be {word}" if complement.pos_ == "ADJ" else "")
+            for pobj in (c for c in prep.children if c.dep_ == "pobj"):
+                for target in (pobj, *pobj.conjuncts):
+                    obj = self.entity(target)
+                    if not obj:
+                        continue
+                    canonical = vocab.canonical(lemma, prep.lower_) if lemma else None
+                    phrase = f"{verb.text} {_phrase_text(complement)} {prep.lower_}".lower()
+                    for subject in subjects:
+                        if subject == obj:
+                            continue
+                        if canonical:
+                            s, o = (obj, subject) if canonical.reverse else (subject, obj)
+                            yield Found(s, canonical.label, o, CANONICAL, phrase=phrase, since=since)
+                        elif complement.pos_ in ("NOUN", "PROPN", "ADJ"):
+                            label = f"is {' '.join(_content_words(complement))} {prep.lower_}"
+                            yield Found(subject, label, obj, PHRASAL, phrase=phrase, since=since)
+            return
+        if complement.dep_ == "attr" and complement.pos_ == "NOUN" and not self.entity(complement):
+            article = next((c.lower_ for c in complement.children if c.dep_ == "det"), "")
+            kind = _kind_phrase(complement)
+            if article in ("a", "an") and kind:
+                entity_kind = KIND_WORDS.get(complement.lower_, ("", False))[0]
+                for subject in subjects:
+                    if entity_kind:  # "It is a C++ based service": a kind of entity, not a relation to "service"
+                        self.kinds.setdefault(subject, entity_kind)
+                    else:
+                        yield Found(subject, "is a", kind, COPULAR_KIND)
+                    if self.definition is None:
+                        self.definition = (subject, " ".join(self.sentence.text.split()))
+
+    def _copular_preposition(self, verb: Token, prep: Token, subjects: list[str], since: str) -> Iterator[Found]:
+        """"is on version 4.2", "is on call for Billing", "is in the EKS cluster"."""
+        for pobj in (c for c in prep.children if c.dep_ == "pobj"):
+            if pobj.lower_ in ("version", "release", "v"):
+                number = next((c.text for c in pobj.children if _VERSION.match(c.text) or c.like_num), "")
+                if number:
+                    for subject in subjects:
+                        yield Found(subject, vocab.VERSION, number.lstrip("vV"), VALUE, value=True,
+                                    phrase=f"is on version {number}", since=since)
+                continue
+            if pobj.lower_ in ("call", "on-call", "duty"):
+                for inner in (c for c in pobj.children if c.dep_ == "prep"):
+                    for target in (c for c in inner.children if c.dep_ == "pobj"):
+                        for t in (target, *target.conjuncts):
+                            obj = self.entity(t)
+                            for subject in subjects:
+                                if obj and obj != subject:
+                                    yield Found(obj, vocab.ON_CALL, subject, CANONICAL, phrase="is on call for",
+                                                since=since)
+                continue
+            for target in (pobj, *pobj.conjuncts):
+                obj = self.entity(target)
+                if obj and prep.lower_ in ("in", "on", "inside", "within", "part of"):
+                    for subject in subjects:
+                        if subject != obj:
+                            yield Found(subject, f"is {prep.lower_}", obj, PHRASAL, phrase=f"is {prep.lower_}",
+                                        since=since)
+
+    def _versions(self, verb: Token, subjects: list[str], since: str) -> Iterator[Found]:
+        """"Ledger 4.3 ships on …", "upgraded Ledger to 4.3", "Ledger runs version 4.3"."""
+        lemma = verb.lemma_.lower()
+        if lemma in ("ship", "release", "launch", "publish", "tag", "cut", "roll", "go", "land"):
+            for subject_token in (c for c in verb.children if c.dep_ in _SUBJECTS):
+                mention = self.mentions.get(subject_token.i)
+                if mention and mention.version:
+                    yield Found(mention.label, vocab.VERSION, mention.version, VALUE, value=True,
+                                phrase=f"{mention.version} {verb.lemma_}", since=since)
+        if lemma in ("upgrade", "update", "bump", "move", "migrate") or lemma == "run":
+            for prep in (c for c in verb.children if c.dep_ == "prep" and c.lower_ in ("to",)):
+                for pobj in (c for c in prep.children if c.dep_ == "pobj"):
+                    number = pobj.text if _VERSION.match(pobj.text) else next(
+                        (c.text for c in pobj.children if _VERSION.match(c.text)), "")
+                    targets = [self.entity(c) for c in verb.children if c.dep_ in ("dobj", "nsubjpass")]
+                    for label in [t for t in targets if t] or (subjects if lemma != "run" else []):
+                        if number:
+                            yield Found(label, vocab.VERSION, number.lstrip("vV"), VALUE, value=True,
+                                        phrase=f"{verb.text} to {number}", since=since)
+
+    def _type_roles(self, label: str, obj: str) -> None:
+        """What a relation says of its object's kind: what data is written to or read from is a datastore."""
+        if label in (vocab.WRITES_TO, vocab.READS_FROM, vocab.CONSUMES_FROM, vocab.PUBLISHES_TO):
+            self.kinds.setdefault(obj, "datastore")
+
+
+def _build_verb_forms() -> dict[str, str]:
+    """Third-person forms of the vocabulary's verbs ("stores" → store), for sentences the parser misread."""
+    forms: dict[str, str] = {}
+    for key in vocab._ACTIVE:  # noqa: SLF001 - the vocabulary's own table of verbs
+        lemma = key.split("|")[0]
+        if " " in lemma:
+            continue
+        if lemma.endswith("y") and lemma[-2:-1] not in "aeiou":
+            forms[lemma[:-1] + "ies"] = lemma
+        elif lemma.endswith(("s", "sh", "ch", "x", "z", "o")):
+            forms[lemma + "es"] = lemma
+        else:
+            forms[lemma + "s"] = lemma
+    return forms
+
+
+VERB_FORMS = _build_verb_forms()
+
+
+def repaired(sentence: Span) -> str | None:
+    """The sentence again with its verb made unmistakable, when the parser found no verb because a vocabulary
+    verb reads like a plural noun ("This service stores carts in Valkey" → "… does store carts …"); None
+    when it found one."""
+    if any(_is_predicate(t) for t in sentence):
+        return None
+    text = sentence.doc.text
+    for token in sentence:
+        lemma = VERB_FORMS.get(token.lower_)
+        if lemma and token.i > sentence.start:
+            return f"{text[sentence.start_char:token.idx]}does {lemma}{text[token.idx + len(token.text):sentence.end_char]}"
+    return None
+
+
+def _lemma(verb: Token) -> str:
+    particle = next((c.lower_ for c in verb.children if c.dep_ == "prt"), "")
+    lemma = verb.lemma_.lower()
+    return f"{lemma}|{particle}".replace("|", " ").strip() if particle and f"{lemma}|{particle}" in \
+        vocab._ACTIVE else lemma  # noqa: SLF001
+
+
+def _negated(verb: Token) -> bool:
+    """"does not depend on", "never calls", "no longer uses", "nothing depends on it"."""
+    for child in verb.children:
+        if child.dep_ == "neg" or child.lower_ in ("never",):
+            return True
+        if child.lower_ == "longer" and any(c.lower_ == "no" for c in child.children):
+            return True
+        if child.dep_ in _SUBJECTS and child.lower_ in ("nothing", "nobody", "none", "neither"):
+            return True
+    return verb.dep_ == "conj" and _negated(verb.head) and not any(c.dep_ in _SUBJECTS for c in verb.children) \
+        and not any(c.dep_ == "cc" and c.lower_ in ("but",) for c in verb.head.children)
+
+
+def _hedged(verb: Token) -> bool:
+    """A possibility, not a statement: a modal verb, or a clause under "if"/"unless"/"whether"."""
+    if any(c.dep_ == "aux" and c.lower_ in _MODALS for c in verb.children):
+        return True
+    node = verb
+    while node.dep_ in ("conj", "xcomp") and node.head is not node:
+        node = node.head
+    return node.dep_ == "advcl" and any(c.dep_ == "mark" and c.lower_ in ("if", "unless", "whether")
+                                        for c in node.children)
+
+
+def _weakened(found: Found) -> Found:
+    c = found.confidence
+    return Found(found.subject, found.predicate, found.object,
+                 Confidence(round(c.value * HEDGED, 3), f"{c.reason}; hedged (a modal or a condition)"),
+                 found.value, found.phrase, found.since)
+
+
+def _date_of(verb: Token) -> str:
+    """The date a clause says it happened or holds from: "on 2025-05-12", "since March 2024", "in 2023"."""
+    for child in verb.children:
+        if child.dep_ == "prep" and child.lower_ in ("on", "since", "from", "in", "as", "by", "after"):
+            for pobj in (c for c in child.children if c.dep_ == "pobj"):
+                if pobj.ent_type_ == "DATE":
+                    found = iso_date(_ent_text(pobj))
+                    if found:
+                        return found
+        if child.dep_ in ("npadvmod", "tmod") and child.ent_type_ == "DATE":
+            found = iso_date(_ent_text(child))
+            if found:
+                return found
+    return ""
+
+
+def _ent_text(token: Token) -> str:
+    doc = token.doc
+    for ent in doc.ents:
+        if ent.start <= token.i < ent.end:
+            return ent.text
+    return token.text
+
+
+def _phrase_text(token: Token) -> str:
+    """A noun phrase's words, without determiners ("user shopping carts")."""
+    words = [t for t in token.subtree if t.dep_ not in ("det", "punct", "prep", "pobj", "relcl", "acl")
+             and t.i <= token.i]
+    return " ".join(t.text for t in words)
+
+
+def _content_words(token: Token) -> list[str]:
+    return [t.lower_ for t in token.subtree if t.i <= token.i and t.dep_ in ("compound", "amod") or t is token]
+
+
+def _kind_phrase(noun: Token) -> str:
+    """The kind named after "is a": the head noun with its compound nouns ("revision control system")."""
+    if noun.lower_ in _KIND_STOP:
+        return ""
+    words = [t for t in noun.lefts if t.dep_ == "compound" and t.pos_ == "NOUN"]
+    return " ".join([*(t.lower_ for t in words), noun.lower_])
+
+
+def _verb_phrase(verb: Token, middle: str, preposition: str) -> str:
+    """The clause's own words for the relation: auxiliaries, verb, particle, object words, preposition."""
+    aux = [c.text for c in verb.children if c.dep_ in ("aux", "auxpass") and c.i < verb.i and c.lemma_ != "do"]
+    particle = [c.text for c in verb.children if c.dep_ == "prt"]
+    return " ".join(w for w in [*aux, verb.text, *particle, middle, preposition] if w).lower()
+
+
+def _phrasal_label(verb: Token, preposition: str, passive: bool) -> str:
+    """The predicate of a verb outside the vocabulary: its own words ("was founded by", "acquired")."""
+    aux = [c.lower_ for c in verb.children if c.dep_ in ("auxpass",) or (c.dep_ == "aux" and c.lower_ in
+                                                                           ("has", "have", "had", "is", "was"))]
+    particle = [c.lower_ for c in verb.children if c.dep_ == "prt"]
+    words = [*(aux if passive else []), verb.lower_, *particle, preposition]
+    return " ".join(w for w in words if w)
+
