@@ -5,20 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import mimetypes
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
-from tracegraph.base.documents import CODEOWNERS, KINDS as DOCUMENT_KINDS
 from tracegraph.base.errors import ConfigError
 from tracegraph.cli.api import Api
+from tracegraph.cli.document_files import kind_of
 
 DATE_HELP = ("the document's own date, when its facts start to hold: YYYY-MM-DD or ISO 8601 "
              "(default: a dating line in its text, such as \"Date: …\")")
-KINDS = {".txt": "text/plain", ".text": "text/plain", ".md": "text/markdown", ".markdown": "text/markdown",
-         ".pdf": "application/pdf"}
-NAMED_KINDS = {"CODEOWNERS": CODEOWNERS}  # files known by their name, not an extension
 
 PROGRESS_QUERY = """
 PREFIX prov: <http://www.w3.org/ns/prov#>
@@ -44,29 +41,39 @@ SELECT DISTINCT ?chunk ?error WHERE {
 }"""
 
 
-def kind_of(path: Path, given: str | None) -> str:
-    kind = given or NAMED_KINDS.get(path.name) or KINDS.get(path.suffix.lower()) or mimetypes.guess_type(path.name)[0]
-    if kind not in DOCUMENT_KINDS:
-        raise ConfigError(f"{path}: cannot tell the document kind from {path.suffix or path.name!r}; pass --kind, "
-                          f"one of {', '.join(sorted(DOCUMENT_KINDS))}")
-    return kind
+class Stored(NamedTuple):
+    """What the librarian stored: the document's metadata, and the ids of the older documents at the
+    same path that it replaced."""
+
+    meta: dict
+    replaced: list[str]
 
 
-async def add_document(api: Api, path: Path, *, collection: str, kind: str | None = None, title: str | None = None,
-                       document_id: str | None = None, author: str = "", source: str = "",
-                       tags: list[str] | None = None, date: str = "") -> dict:
-    """Upload one file; returns the stored document metadata. The librarian checks `date`."""
+async def store_document(api: Api, file: Path, *, collection: str, path: str = "", kind: str | None = None,
+                         title: str | None = None, document_id: str | None = None, author: str = "",
+                         source: str = "", tags: list[str] | None = None, date: str = "") -> Stored:
+    """Upload one file. `path` is its identity in the collection: the librarian stores it as the title
+    when none is given, and replaces the document stored at that path before, if its content differed.
+    Without a path the title defaults to the file's stem. The librarian checks `date`."""
     try:
-        content, uri = await asyncio.to_thread(lambda: (path.read_bytes(), path.resolve().as_uri()))
+        content, uri = await asyncio.to_thread(lambda: (file.read_bytes(), file.resolve().as_uri()))
     except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror}") from None
-    meta = {"id": document_id or "", "kind": kind_of(path, kind), "title": title or path.stem,
-            "author": author, "date": date, "source-url": source or uri, "tags": tags or [],
+        raise ConfigError(f"cannot read {file}: {exc.strerror or exc}") from None
+    meta = {"id": document_id or "", "kind": kind_of(file, kind), "title": title or ("" if path else file.stem),
+            "path": path, "author": author, "date": date, "source-url": source or uri, "tags": tags or [],
             "collection": collection}
     response = await api.request("librarian", {
         "operation": "add-document", "document-metadata": meta, "collection": collection,
         "content": base64.b64encode(content).decode()})
-    return response["document-metadata"]
+    return Stored(response["document-metadata"], list(response.get("replaced") or []))
+
+
+async def add_document(api: Api, file: Path, *, collection: str, kind: str | None = None, title: str | None = None,
+                       document_id: str | None = None, author: str = "", source: str = "",
+                       tags: list[str] | None = None, date: str = "", path: str = "") -> dict:
+    """Upload one file; returns the stored document metadata (see `store_document`)."""
+    return (await store_document(api, file, collection=collection, path=path, kind=kind, title=title,
+                                 document_id=document_id, author=author, source=source, tags=tags, date=date)).meta
 
 
 async def process(api: Api, document_id: str, flow: str, collection: str) -> None:

@@ -1,8 +1,12 @@
-"""`tg-load-text` and `tg-load-pdf`: add files to the library and process them in a flow, with a
-progress bar; `--wait` follows extraction until every chunk has its subgraph."""
+"""`tg-load-text` and `tg-load-pdf`: add files (named, or found in folders) to the library and process
+them in a flow, with a progress bar; `--wait` follows extraction until every chunk has its subgraph.
+Each document is stored under its path, so loading a changed file again replaces the older version."""
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+import textwrap
 from pathlib import Path
 
 from tqdm import tqdm
@@ -11,15 +15,47 @@ from tracegraph.base.documents import TEXT_KINDS
 from tracegraph.base.errors import ConfigError
 from tracegraph.cli._client import add_collection_arguments, command_parser, run
 from tracegraph.cli.api import Api
-from tracegraph.cli.library_upload import (
-    DATE_HELP, add_document, failed_chunks, kind_of, process, wait_for_extraction,
-)
+from tracegraph.cli.document_files import MARKDOWN_SUFFIXES, TEXT_SUFFIXES, select
+from tracegraph.cli.library_upload import DATE_HELP, failed_chunks, process, store_document, wait_for_extraction
+
+PATHS_HELP = """\
+Each document is identified by its path in the collection:
+  - a file found in a DIR argument: its path relative to DIR (forward slashes);
+  - a FILE argument: the path as given when it is relative, else the file's name;
+  - --path P: P, for a single FILE.
+The path is the document's title unless the document names one, so listings, traces and --sources
+read services/billing/{file} rather than {stem}. Loading a file whose path is already stored with
+other content replaces the older document: its facts are retracted in every flow (the history keeps
+them), and the command prints "replaced <old id>". Loading the same content again changes nothing.
+
+A DIR is walked recursively. Hidden files and folders (.git, .venv, ...) are skipped, except
+.github/CODEOWNERS and .gitlab/CODEOWNERS; files of other kinds, and empty files, are skipped and named
+in one summary line.
+
+examples:
+  cd repo && %(prog)s .      # repo/services/billing/{file} is stored as services/billing/{file}
+  %(prog)s repo/services     # ... as billing/{file}
+  %(prog)s /tmp/{notes} --path docs/{notes}
+"""
+
+TEXT_KINDS_HELP = textwrap.fill(
+    f"Kinds: Markdown (any suffix .{' or .'.join(sorted(MARKDOWN_SUFFIXES))}, so x.html.md.erb is Markdown), "
+    f"text (.{', .'.join(sorted(TEXT_SUFFIXES))}) and files named CODEOWNERS.", 100) + "\n\n"
 
 
 def _main(prog: str, kinds: set[str], argv: list[str] | None) -> int:
-    p = command_parser(prog, f"Load {' / '.join(sorted(kinds))} files: add each to the library, then send it "
-                       "into a flow (chunking, extraction, embeddings).")
-    p.add_argument("files", nargs="+", type=Path, help="the files to load")
+    what = "text, Markdown and CODEOWNERS" if kinds == TEXT_KINDS else "PDF"
+    p = command_parser(prog, textwrap.fill(
+        f"Load {what} files, named or found in folders: add each to the library under its path, then send "
+        "it into a flow (chunking, extraction, embeddings).", 100))
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    example = ("README.md", "README", "notes.md") if kinds == TEXT_KINDS else ("design.pdf", "design", "notes.pdf")
+    p.epilog = (TEXT_KINDS_HELP if kinds == TEXT_KINDS else "") + PATHS_HELP.format(
+        file=example[0], stem=example[1], notes=example[2])
+    p.add_argument("files", nargs="+", type=Path, metavar="FILE|DIR",
+                   help="the files to load, and folders to load every file of")
+    p.add_argument("--path", help="the path to store a single FILE under (default: as given, or its name "
+                   "when given as an absolute path)")
     add_collection_arguments(p)
     p.add_argument("--wait", action="store_true", help="follow extraction until every chunk is done")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds --wait may take [600]")
@@ -29,17 +65,19 @@ def _main(prog: str, kinds: set[str], argv: list[str] | None) -> int:
     args = p.parse_args(argv)
 
     async def body(api: Api) -> None:
-        for path in args.files:
-            if kind_of(path, None) not in kinds:
-                raise ConfigError(f"{path}: {prog} takes {', '.join(sorted(kinds))} files")
+        selection = await asyncio.to_thread(select, args.files, kinds, prog, args.path)
+        if selection.skipped:
+            print(selection.skipped_line(prog))
         ids = []
-        with tqdm(total=len(args.files), unit="doc", desc="loading", disable=None) as bar:
-            for path in args.files:
-                meta = await add_document(api, path, collection=args.collection, author=args.author, tags=args.tag,
-                                          date=args.date)
+        with tqdm(total=len(selection.files), unit="doc", desc="loading", disable=None) as bar:
+            for document in selection.files:
+                stored = await store_document(api, document.file, collection=args.collection, path=document.path,
+                                              kind=document.kind, author=args.author, tags=args.tag, date=args.date)
+                meta = stored.meta
                 await process(api, meta["id"], args.flow_id, args.collection)
                 ids.append(meta["id"])
-                bar.write(f"{path}: {meta['id']} ({meta['size']:,} bytes) → flow {args.flow_id}")
+                replaced = "".join(f"; replaced {old}" for old in stored.replaced)
+                bar.write(f"{document.path}: {meta['id']} ({meta['size']:,} bytes) → flow {args.flow_id}{replaced}")
                 bar.update()
         if args.wait:
             with tqdm(total=1, unit="chunk", desc="extracting", disable=None) as bar:

@@ -8,8 +8,10 @@ from tracegraph.cli.api import Api
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = command_parser("tg-show-library-documents", "List library documents (id, kind, size, title, collection): "
-                       "the source documents, or with --answers the stored answers, or with --all both.")
+    p = command_parser("tg-show-library-documents", "List library documents (id, kind, size, path, collection; "
+                       "the title stands in the path column for a document stored without a path, such as a "
+                       "stored answer): the source documents, or with --answers the stored answers, or with --all "
+                       "both.")
     p.add_argument("-C", "--collection", help="only this collection")
     shown = p.add_mutually_exclusive_group()
     shown.add_argument("--answers", dest="types", action="store_const", const={"answer"}, default={"source"},
@@ -21,11 +23,14 @@ def main(argv: list[str] | None = None) -> int:
 
     async def body(api: Api) -> None:
         docs = (await api.request("librarian", {"operation": "list-documents", "collection": args.collection}))
-        listed = [d for d in docs.get("document-metadatas", []) if d.get("document-type", "source") in args.types]
+        listed = sorted((d for d in docs.get("document-metadatas", [])
+                         if d.get("document-type", "source") in args.types),
+                        key=lambda d: (d.get("path") or d.get("title", ""), d["id"]))
         typed = len(args.types) > 1
-        rows = [[d["id"], d["kind"], f"{d.get('size', 0):,}", d.get("title", ""), d.get("collection", ""),
-                 *([d.get("document-type", "source")] if typed else [])] for d in listed]
-        headers = ["id", "kind", "bytes", "title", "collection", *(["type"] if typed else [])]
+        rows = [[d["id"], d["kind"], f"{d.get('size', 0):,}", d.get("path") or d.get("title", ""),
+                 d.get("collection", ""), *([d.get("document-type", "source")] if typed else [])] for d in listed]
+        named = "path" if any(d.get("path") for d in listed) else "title"
+        headers = ["id", "kind", "bytes", named, "collection", *(["type"] if typed else [])]
         what = " or ".join(sorted({"source": "documents", "answer": "stored answers",
                                    "explain-text": "agent step texts"}[t] for t in args.types))
         print(table(rows, headers) if rows else f"no {what}")

@@ -16,7 +16,7 @@ LibrarianOperation = Literal[
 
 
 class DocumentMetadata(Message):
-    id: Identifier = ""  # the librarian mints urn:trustgraph:doc:<sha256 of the content> when empty
+    id: Identifier = ""  # the librarian mints urn:trustgraph:doc:<sha256 of the content (and path)> when empty
     time: str = ""
     kind: str = Field("text/plain", max_length=255)  # a MIME type
     title: str = ""
@@ -71,6 +71,7 @@ class LibrarianResponse(ServiceResponse):
     content: str | None = None
     document_metadatas: list[DocumentMetadata] | None = Field(None, alias="document-metadatas")
     processing_metadatas: list[ProcessingMetadata] | None = Field(None, alias="processing-metadatas")
-    removed: RemovalCounts | None = None
+    removed: RemovalCounts | None = None  # remove-document; add-document when it replaced older documents
+    replaced: list[Identifier] | None = None  # add-document: the older documents at the same path it replaced
     is_final: bool = False
     final_field: ClassVar[str] = "is_final"

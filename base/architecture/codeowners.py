@@ -39,6 +39,8 @@ _PROBLEM_TEXT_LIMIT = 200
 _WORDS = re.compile(r"[^ \t]+")
 _PERSON = re.compile(r"@([A-Za-z0-9][A-Za-z0-9_-]*)")
 _TEAM = re.compile(r"@[A-Za-z0-9][A-Za-z0-9_-]*/([A-Za-z0-9][A-Za-z0-9_.-]*)")
+_TEAM_WORDS = frozenset({"team", "squad", "group", "guild", "tribe", "crew", "chapter", "org", "approvers",
+                         "maintainers", "reviewers", "owners", "admins", "engineering"})
 _EMAIL = re.compile(r"[A-Za-z0-9.!#$%&'*+=?^_`{|}~-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # A file name no written pattern can spell: `?` never matches NUL and parse() rejects control characters, so
@@ -48,7 +50,8 @@ _ORDINARY_FILE = "\x00"
 
 @dataclass(frozen=True, slots=True)
 class Owner:
-    """An owner handle; `name` is what names the owner as an entity (a team without its organisation)."""
+    """An owner handle; `name` is what names the owner as an entity: a team without its organisation, called a
+    team ("@corvid/billing" is the Billing team, never the Billing service)."""
 
     handle: str
     kind: Literal["team", "person"]
@@ -59,12 +62,16 @@ def owner(handle: str) -> Owner | None:
     """The owner a handle names, or None when GitHub would reject it.
 
     >>> owner("@corvid/grid-analytics")
-    Owner(handle='@corvid/grid-analytics', kind='team', name='grid-analytics')
-    >>> owner("ada@corvid.example").kind, owner("@ada-kern").name, owner("corvid-team")
-    ('person', 'ada-kern', None)
+    Owner(handle='@corvid/grid-analytics', kind='team', name='grid-analytics team')
+    >>> owner("@corvid/platform-team").name, owner("ada@corvid.example").kind, owner("@ada-kern").name
+    ('platform-team', 'person', 'ada-kern')
+    >>> owner("corvid-team") is None
+    True
     """
     if team := _TEAM.fullmatch(handle):
-        return Owner(handle, "team", team.group(1))
+        name = team.group(1)
+        words = re.split(r"[-_.]", name.lower())
+        return Owner(handle, "team", name if words[-1] in _TEAM_WORDS else f"{name} team")
     if person := _PERSON.fullmatch(handle):
         return Owner(handle, "person", person.group(1))
     if _EMAIL.fullmatch(handle):

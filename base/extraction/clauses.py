@@ -19,12 +19,13 @@ from spacy.tokens import Span, Token
 from tracegraph.base.extraction import vocabulary as vocab
 from tracegraph.base.extraction.dates import iso_date
 from tracegraph.base.extraction.facts import Confidence
-from tracegraph.base.extraction.mentions import Anaphor, Lexicon, Mention, find_mentions
+from tracegraph.base.extraction.mentions import Anaphor, Lexicon, Mention, find_mentions, person_like
 from tracegraph.base.extraction.names import KIND_WORDS, EntityKind
 
 CANONICAL = Confidence(0.85, "offline parse: a verb of the vocabulary with its subject and object")
 PHRASAL = Confidence(0.7, "offline parse: a verb phrase with its subject and object")
-COPULAR_KIND = Confidence(0.8, "offline parse: a copular sentence says what kind of thing it is ('X is a <kind>')")
+COPULAR_KIND = Confidence(0.9, "offline parse: a copular sentence says what kind of thing it is ('X is a <kind>')")
+COPULAR_DEFINITION = Confidence(0.9, "offline parse: a copular sentence ('X is a …') taken as its definition")
 VALUE = Confidence(0.8, "offline parse: a version or status the sentence states")
 HEDGED = 0.6  # factor for "may", "could", "might", "if …": a possibility, not a statement
 
@@ -39,11 +40,16 @@ _ROLE_NOUNS = {"owner": "be owner", "owners": "be owner", "lead": "be lead", "le
                "maintainer": "be maintainer", "maintainers": "be maintainer", "head": "be lead",
                "steward": "be maintainer", "manager": "be lead"}
 _VERSION = re.compile(r"^v?\d+(?:\.\d+)+[\w.-]*$|^v\d+$", re.I)
+# Named-entity types that are never a dependency. Not places: the small model calls PostgreSQL and Valkey GPEs.
+_NOT_DEPENDENCIES = frozenset({"NORP", "DATE", "TIME"})
 # Verbs too general to name a relation on their own ("does the conversion from", "starts all of").
 _LIGHT_VERBS = frozenset("""be do have get make take go come see start stop want need let give put keep set seem
 become include contain provide allow enable help try show find say tell use call""".split())
 _RELATING = frozenset(["", "in", "on", "at", "by", "for", "from", "to", "into", "with", "of", "under", "during",
                        "against", "between", "across", "within", "through", "after", "before"])
+_VAGUE = frozenset("""new old large small big great good best major minor main former current famous popular
+well-known important early late recent modern local various several other same different such free high low long
+short full young simple common real true whole fast scalable powerful leading notable prominent first last""".split())
 _KIND_STOP = frozenset("kind type sort form part member one example way thing set number lot".split())
 
 
@@ -62,9 +68,9 @@ class Topic:
             return here
         last = anaphor.words[-1]
         for label in reversed([*self.recent, self.default]):
-            words = label.lower().split()
-            if words and words[-1] == last and set(anaphor.words) <= set(words):
-                return label
+            words = re.findall(r"[\w-]+", label.lower())
+            if words and last in words[-2:] and set(anaphor.words) <= set(words):
+                return label  # "the controller" → AWS Load Balancer Controller; "the song" → B Boy (song)
         return ""
 
     def saw(self, label: str) -> None:
@@ -143,15 +149,30 @@ class _Clauses:
     # ------------------------------------------------------------ arguments
 
     def entity(self, token: Token, *, subject: bool = False) -> str:
-        """The entity a token stands for: its mention, or what its anaphor refers to (a pronoun only as a
+        """The entity a token stands for: its mention, the name in apposition to it ("the group Lost Boyz",
+        "the American company Prometheus Global Media"), or what its anaphor refers to (a pronoun only as a
         subject: "writes them to PostgreSQL" says nothing about who "them" is)."""
         found = self.mentions.get(token.i)
         if found is not None:
             return found.label
+        for child in token.children:
+            if child.dep_ == "appos" and child.i in self.mentions:
+                return self.mentions[child.i].label
         anaphor = self.anaphors.get(token.i)
         if anaphor is None or (not anaphor.words and not subject):
             return ""
         return self.topic.resolve(anaphor)
+
+    def entity_type(self, label: str) -> str:
+        """The parser's entity type of a name in this sentence when one named entity is the whole name ("GPE"
+        for "London"), "" otherwise."""
+        for m in set(self.mentions.values()):
+            if m.label == label:
+                for ent in self.sentence.doc.ents:
+                    inner = [t for t in ent if t.lower_ not in ("the", "a", "an")]
+                    if inner and inner[0].i == m.start and ent.end == m.end:
+                        return ent.label_
+        return ""
 
     def subjects(self, verb: Token) -> tuple[list[str], bool]:
         """(the subjects' entities, whether the verb is passive)."""
@@ -166,6 +187,9 @@ class _Clauses:
             return self._coordinated(subject), passive
         if verb.dep_ in ("relcl", "acl") and verb.head.pos_ in ("NOUN", "PROPN"):
             return self._coordinated(verb.head), passive
+        opening = [c for c in verb.lefts if c.dep_ in ("compound", "npadvmod") and c.pos_ in ("NOUN", "PROPN")]
+        if opening and verb.dep_ == "ROOT":  # "Billing runs on Kubernetes" parsed with Billing as a compound
+            return self._coordinated(opening[0]), passive
         infinitive = any(c.dep_ == "aux" and c.lower_ == "to" for c in verb.children)
         if verb.dep_ in ("conj", "advcl", "xcomp") and not infinitive and verb.head is not verb and \
                 verb.head.pos_ in ("VERB", "AUX"):
@@ -192,16 +216,18 @@ class _Clauses:
                 if self.entity(child):
                     yield "", child, ""
                     yield from (("", c, "") for c in child.conjuncts if self.entity(c))
-                else:
-                    middle = _phrase_text(child)
-                    for prep in (c for c in child.children if c.dep_ == "prep"):
-                        yield from self._prepositional(prep, middle)
+                middle = _phrase_text(child)
+                for prep in (c for c in child.children if c.dep_ == "prep"):
+                    yield from self._prepositional(prep, middle)
         for child in verb.children:
             if child.dep_ in ("prep", "agent"):
                 yield from self._prepositional(child, middle)
 
     def _prepositional(self, prep: Token, middle: str) -> Iterator[tuple[str, Token, str]]:
         word = prep.lower_
+        before = {t.lower_ for t in prep.doc[max(0, prep.i - 3):prep.i]}
+        if before & {"instead", "rather", "except"} or word in ("than", "without", "except", "unlike"):
+            return  # "through the Gateway instead of directly to the Orbis Cloud": not to the Orbis Cloud
         for pobj in (c for c in prep.children if c.dep_ == "pobj"):
             for target in (pobj, *pobj.conjuncts):
                 if self.entity(target):
@@ -219,7 +245,7 @@ class _Clauses:
         if subjects and not self.first_subject and verb.dep_ == "ROOT":
             self.first_subject = subjects[0]
             self.topic.current = subjects[0]  # "Checkout does not depend on Tax, but it calls Orders"
-        if not subjects or _negated(verb):
+        if not subjects or _negated(verb) or _historical(verb):
             return []
         hedge = _hedged(verb)
         since = _date_of(verb)
@@ -250,10 +276,12 @@ class _Clauses:
                     s, o = (obj, subject) if canonical.reverse else (subject, obj)
                     if canonical.label == vocab.OPERATED_BY and self.kind_of(o) not in ("team", "person"):
                         continue  # "the script runs one browser" is no operator; "the Data team runs Postgres" is
+                    if canonical.family == "dependency" and self.entity_type(o) in _NOT_DEPENDENCIES:
+                        continue  # "the event was hosted in London": a place or a person is nothing to depend on
                     self._type_roles(canonical.label, o)
                     yield Found(s, canonical.label, o, CANONICAL, phrase=phrase, since=since)
                 elif finite and self._phrasal(verb, preposition, middle, target):
-                    yield Found(subject, _phrasal_label(verb, preposition, passive), obj, PHRASAL,
+                    yield Found(subject, _phrasal_label(verb, preposition, passive, middle), obj, PHRASAL,
                                 phrase=phrase, since=since)
         yield from self._versions(verb, subjects, since)
 
@@ -266,7 +294,8 @@ class _Clauses:
         """Whether a verb outside the vocabulary states a relation worth keeping: a content verb ("founded",
         "was born in"), a short object, a preposition that relates ("in", "by", "for" …), and an object that
         is a proper name, not a word the document also uses as one."""
-        mention = self.mentions.get(target.i)
+        mention = self.mentions.get(target.i) or next(
+            (self.mentions[c.i] for c in target.children if c.dep_ == "appos" and c.i in self.mentions), None)
         proper = mention is not None and any(t.pos_ == "PROPN" or t.ent_type_ for t in
                                              self.sentence.doc[mention.start:mention.end])
         return (verb.lemma_.lower() not in _LIGHT_VERBS and len(middle.split()) <= 2 and proper
@@ -281,12 +310,15 @@ class _Clauses:
                 yield from self._copular_preposition(verb, child, subjects, since)
 
     def _complement(self, verb: Token, complement: Token, subjects: list[str], since: str) -> Iterator[Found]:
+        """"X is deprecated", "X is the owner of Y", "X is a song by Y", "X is a film directed by Y", "X is a
+        <kind>" (and the sentence then defines X)."""
         word = complement.lower_
         if word in _STATUSES and complement.dep_ == "acomp" or word in _STATUSES and not list(complement.children):
             for subject in subjects:
                 yield Found(subject, vocab.STATUS, word, VALUE, value=True, phrase=f"is {word}", since=since)
             return
         role = _ROLE_NOUNS.get(word) if complement.pos_ == "NOUN" else None
+        article = next((c.lower_ for c in complement.children if c.dep_ == "det"), "")
         for prep in (c for c in complement.children if c.dep_ == "prep"):
             lemma = role or (f"be {word}" if complement.pos_ == "ADJ" else "")
             for pobj in (c for c in prep.children if c.dep_ == "pobj"):
@@ -295,27 +327,36 @@ class _Clauses:
                     if not obj:
                         continue
                     canonical = vocab.canonical(lemma, prep.lower_) if lemma else None
-                    phrase = f"{verb.text} {_phrase_text(complement)} {prep.lower_}".lower()
+                    phrase = f"{verb.text} {article} {_phrase_text(complement)} {prep.lower_}".lower()
                     for subject in subjects:
                         if subject == obj:
                             continue
                         if canonical:
                             s, o = (obj, subject) if canonical.reverse else (subject, obj)
-                            yield Found(s, canonical.label, o, CANONICAL, phrase=phrase, since=since)
+                            self._type_roles(canonical.label, o)
+                            yield Found(s, canonical.label, o, CANONICAL, phrase=" ".join(phrase.split()), since=since)
                         elif complement.pos_ in ("NOUN", "PROPN", "ADJ"):
-                            label = f"is {' '.join(_content_words(complement))} {prep.lower_}"
-                            yield Found(subject, label, obj, PHRASAL, phrase=phrase, since=since)
-            return
+                            label = " ".join(["is", article, *_content_words(complement), prep.lower_])
+                            yield Found(subject, " ".join(label.split()), obj, PHRASAL, phrase=label, since=since)
+        for clause in (c for c in complement.children if c.dep_ == "acl" and c.pos_ == "VERB"):
+            # "X is a film directed by Y, starring Z": the clause on the complement is about X
+            for preposition, target, middle in self.objects(clause):
+                obj = self.entity(target)
+                passive = clause.tag_ == "VBN"
+                if obj and self._phrasal(clause, preposition, middle, target):
+                    for subject in subjects:
+                        if subject != obj:
+                            yield Found(subject, _phrasal_label(clause, preposition, passive), obj, PHRASAL,
+                                        phrase=_verb_phrase(clause, middle, preposition), since=since)
         if complement.dep_ == "attr" and complement.pos_ == "NOUN" and not self.entity(complement):
-            article = next((c.lower_ for c in complement.children if c.dep_ == "det"), "")
             kind = _kind_phrase(complement)
             if article in ("a", "an") and kind:
                 entity_kind = KIND_WORDS.get(complement.lower_, ("", False))[0]
                 for subject in subjects:
-                    if entity_kind:  # "It is a C++ based service": a kind of entity, not a relation to "service"
+                    if entity_kind:
                         self.kinds.setdefault(subject, entity_kind)
-                    else:
-                        yield Found(subject, "is a", kind, COPULAR_KIND)
+                    if not entity_kind or " " in kind:  # "a C++ based service" is a kind only; "a revision
+                        yield Found(subject, "is a", kind, COPULAR_KIND)  # control system" says more
                     if self.definition is None:
                         self.definition = (subject, " ".join(self.sentence.text.split()))
 
@@ -353,9 +394,11 @@ class _Clauses:
         if lemma in ("ship", "release", "launch", "publish", "tag", "cut", "roll", "go", "land"):
             for subject_token in (c for c in verb.children if c.dep_ in _SUBJECTS):
                 mention = self.mentions.get(subject_token.i)
-                if mention and mention.version:
-                    yield Found(mention.label, vocab.VERSION, mention.version, VALUE, value=True,
-                                phrase=f"{mention.version} {verb.lemma_}", since=since)
+                number = (mention.version if mention else "") or next(
+                    (c.text for c in subject_token.children if c.dep_ == "nummod" and _VERSION.match(c.text)), "")
+                if mention and number:
+                    yield Found(mention.label, vocab.VERSION, number.lstrip("vV"), VALUE, value=True,
+                                phrase=f"{number} {verb.lemma_}", since=since)
         if lemma in ("upgrade", "update", "bump", "move", "migrate") or lemma == "run":
             for prep in (c for c in verb.children if c.dep_ == "prep" and c.lower_ in ("to",)):
                 for pobj in (c for c in prep.children if c.dep_ == "pobj"):
@@ -368,9 +411,14 @@ class _Clauses:
                                         phrase=f"{verb.text} to {number}", since=since)
 
     def _type_roles(self, label: str, obj: str) -> None:
-        """What a relation says of its object's kind: what data is written to or read from is a datastore."""
+        """What a relation says of its object's kind: what data is written to or read from is a datastore; an
+        owner, lead or maintainer whose name the parser calls a PERSON is a person."""
         if label in (vocab.WRITES_TO, vocab.READS_FROM, vocab.CONSUMES_FROM, vocab.PUBLISHES_TO):
             self.kinds.setdefault(obj, "datastore")
+        elif label in vocab.OWNERSHIP_LABELS and not self.kind_of(obj):
+            found = next((m for m in set(self.mentions.values()) if m.label == obj), None)
+            if found is not None and person_like(self.sentence.doc[found.start:found.end]):
+                self.kinds.setdefault(obj, "person")
 
 
 def _build_verb_forms() -> dict[str, str]:
@@ -392,17 +440,32 @@ def _build_verb_forms() -> dict[str, str]:
 VERB_FORMS = _build_verb_forms()
 
 
-def repaired(sentence: Span) -> str | None:
+@dataclass(frozen=True, slots=True)
+class Repair:
+    """A sentence rewritten so its verb cannot be read as a noun, and the verb as the text wrote it."""
+
+    text: str
+    written: str  # "stores"
+    base: str  # "store"
+
+    def restore(self, found: Found) -> Found:
+        """The relation with the text's own verb in its phrase again."""
+        phrase = re.sub(rf"\b{re.escape(self.base)}\b", self.written, found.phrase, count=1)
+        return Found(found.subject, found.predicate, found.object, found.confidence, found.value, phrase, found.since)
+
+
+def repaired(sentence: Span) -> Repair | None:
     """The sentence again with its verb made unmistakable, when the parser found no verb because a vocabulary
-    verb reads like a plural noun ("This service stores carts in Valkey" → "… does store carts …"); None
-    when it found one."""
+    verb reads like a plural noun ("This service stores carts in Valkey" → "… will store carts …"; a modal
+    forces the base form to be a verb); None when it found one."""
     if any(_is_predicate(t) for t in sentence):
         return None
     text = sentence.doc.text
     for token in sentence:
         lemma = VERB_FORMS.get(token.lower_)
         if lemma and token.i > sentence.start:
-            return f"{text[sentence.start_char:token.idx]}does {lemma}{text[token.idx + len(token.text):sentence.end_char]}"
+            rewritten = f"{text[sentence.start_char:token.idx]}will {lemma}{text[token.idx + len(token.text):sentence.end_char]}"
+            return Repair(rewritten, token.text.lower(), lemma)
     return None
 
 
@@ -424,6 +487,15 @@ def _negated(verb: Token) -> bool:
             return True
     return verb.dep_ == "conj" and _negated(verb.head) and not any(c.dep_ in _SUBJECTS for c in verb.children) \
         and not any(c.dep_ == "cc" and c.lower_ in ("but",) for c in verb.head.children)
+
+
+def _historical(verb: Token) -> bool:
+    """A state that held before and no longer does: "until now Skyline wrote to …", "previously used …",
+    "formerly owned by …"."""
+    if verb.tag_ != "VBD" and not any(c.lower_ in ("used",) and c.dep_ == "aux" for c in verb.children):
+        return False
+    words = {t.lower_ for t in verb.subtree} | {t.lower_ for t in verb.children}
+    return bool(words & {"until", "previously", "formerly", "originally", "once"})
 
 
 def _hedged(verb: Token) -> bool:
@@ -483,22 +555,30 @@ def _kind_phrase(noun: Token) -> str:
     """The kind named after "is a": the head noun with its compound nouns ("revision control system")."""
     if noun.lower_ in _KIND_STOP:
         return ""
-    words = [t for t in noun.lefts if t.dep_ == "compound" and t.pos_ == "NOUN"]
-    return " ".join([*(t.lower_ for t in words), noun.lower_])
+    words, k = [], noun.i - 1
+    while k >= 0 and noun.doc[k].dep_ == "compound" and noun.doc[k].pos_ == "NOUN":
+        words.insert(0, noun.doc[k].lower_)
+        k -= 1
+    adjective = noun.doc[k] if k >= 0 else None
+    if adjective is not None and adjective.dep_ == "amod" and adjective.pos_ == "ADJ" and adjective.lower_ not in _VAGUE:
+        # "a regional energy operator", "a peer-reviewed journal", "an English-American film director"
+        words.insert(0, adjective.text if adjective.text[:1].isupper() else adjective.lower_)
+    return " ".join([*words, noun.lower_])
 
 
 def _verb_phrase(verb: Token, middle: str, preposition: str) -> str:
     """The clause's own words for the relation: auxiliaries, verb, particle, object words, preposition."""
-    aux = [c.text for c in verb.children if c.dep_ in ("aux", "auxpass") and c.i < verb.i and c.lemma_ != "do"]
+    aux = [c.text for c in verb.children if c.dep_ in ("aux", "auxpass") and c.i < verb.i and c.lower_ != "will"]
     particle = [c.text for c in verb.children if c.dep_ == "prt"]
     return " ".join(w for w in [*aux, verb.text, *particle, middle, preposition] if w).lower()
 
 
-def _phrasal_label(verb: Token, preposition: str, passive: bool) -> str:
-    """The predicate of a verb outside the vocabulary: its own words ("was founded by", "acquired")."""
+def _phrasal_label(verb: Token, preposition: str, passive: bool, middle: str = "") -> str:
+    """The predicate of a verb outside the vocabulary: its own words, with a short object that is no entity
+    ("was founded by", "acquired", "ran the planning office of")."""
     aux = [c.lower_ for c in verb.children if c.dep_ in ("auxpass",) or (c.dep_ == "aux" and c.lower_ in
                                                                            ("has", "have", "had", "is", "was"))]
     particle = [c.lower_ for c in verb.children if c.dep_ == "prt"]
-    words = [*(aux if passive else []), verb.lower_, *particle, preposition]
+    words = [*(aux if passive else []), verb.lower_, *particle, middle.lower(), preposition]
     return " ".join(w for w in words if w)
 

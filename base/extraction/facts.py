@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from tracegraph.base.extraction.vocabulary import CODE_PATH
 from tracegraph.base.provenance.uris import entity_uri, relation_uri
 from tracegraph.base.provenance.vocab import RDF, RDFS, SKOS, TG
 from tracegraph.schemas.rdf import Triple, fact_key, iri, literal
@@ -118,7 +119,8 @@ def rated_facts(extraction: Extraction) -> dict[Triple, Confidence]:
 
 def relation_triple(r: Relation) -> Triple:
     """The triple a relation states: entity IRIs minted from the labels, a literal object for a value."""
-    return Triple(s=iri(entity_uri(r.subject)), p=iri(relation_uri(r.predicate)),
+    predicate = TG.codePath if r.predicate == CODE_PATH else iri(relation_uri(r.predicate))
+    return Triple(s=iri(entity_uri(r.subject)), p=predicate,
                   o=literal(r.object) if r.value else iri(entity_uri(r.object)))
 
 
@@ -156,7 +158,8 @@ def label_triples(extraction: Extraction) -> list[Triple]:
         if definition:
             label(entity_uri(text), text)
     for r in extraction.relations:
-        label(relation_uri(r.predicate), r.predicate)
+        if r.predicate != CODE_PATH:  # stored as tg:codePath, a term of our vocabulary
+            label(relation_uri(r.predicate), r.predicate)
         label(entity_uri(r.subject), r.subject)
         if not r.value:
             label(entity_uri(r.object), r.object)

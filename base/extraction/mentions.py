@@ -17,6 +17,8 @@ from spacy.tokens import Doc, Span, Token
 
 from tracegraph.base.extraction.names import KIND_WORDS, EntityKind, canonical_name
 
+_PROPER_ENTITIES = frozenset({"ORG", "PRODUCT", "PERSON", "FAC", "WORK_OF_ART", "EVENT", "LAW", "GPE", "LOC"})
+_NAME_JOINERS = frozenset("of for de la du von van der &".split())
 # Named-entity types that name things; dates, times and amounts never do.
 NAME_ENTITIES = frozenset({"ORG", "PRODUCT", "PERSON", "GPE", "FAC", "LOC", "NORP", "WORK_OF_ART", "EVENT",
                            "LAW", "LANGUAGE"})
@@ -66,10 +68,20 @@ class Lexicon:
     def __init__(self, names: Iterable[str] = (), codes: Iterable[str] = (), capitalised: Iterable[str] = ()) -> None:
         self.names = {n.lower() for n in names if n.strip()}
         self.codes = {c.lower() for c in codes if c.strip()}
+        # Names the document itself writes in lower case (`checkout`, a diagram's `cart`): only these make a
+        # lower-case word a name; "orders" is a common noun where the document writes the service "Orders".
+        self.lower = {n for n in names if n.strip() and n == n.lower()} | self.codes
         self.capitalised = frozenset(capitalised)  # words the document capitalises inside its sentences
+        phrases = sorted((n for n in self.names if " " in n and len(n) > 3), key=len, reverse=True)
+        # Declared names of several words, found verbatim whatever the parse: "B Boy" when the parser reads
+        # "B" as an adverb, "Lost Boyz" inside "the group Lost Boyz".
+        self.phrases = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(p) for p in phrases) + r")(?![\w-])",
+                                  re.IGNORECASE) if phrases else None
 
     def declared(self, text: str) -> bool:
         low = text.lower()
+        if text == low and any(c.isalpha() for c in text):
+            return low in self.lower
         return low in self.names or low in self.codes
 
 
@@ -106,8 +118,10 @@ def _namey(token: Token, lexicon: Lexicon) -> bool:
 
 def _bare_subject(token: Token) -> bool:
     """A capitalised singular noun opening its sentence as the subject, with no determiner: a name."""
-    if token.lower_.endswith("ing") or token.tag_ == "VBG":
-        return False  # "Testing runs on AWS": a gerund, not a name
+    if token.tag_ == "VBG" or any(c.dep_ == "dobj" for c in token.children):
+        return False  # "Testing the build takes an hour": a gerund with its object, not a name ("Billing")
+    if token.dep_ in ("compound", "npadvmod") and token.head.pos_ == "VERB" and token.head.i > token.i:
+        return token.tag_ not in ("NNS", "NNPS")  # "Billing runs on …" misparsed as a compound of its verb
     head = token
     while head.dep_ in ("compound", "flat", "nmod") and head.head is not head:
         head = head.head
@@ -122,7 +136,19 @@ def find_mentions(doc: Doc | Span, lexicon: Lexicon) -> tuple[dict[int, Mention]
     mentions: dict[int, Mention] = {}
     anaphors: dict[int, Anaphor] = {}
     covered: set[int] = set()
+    for span in _fixed_names(doc, lexicon):  # whole names first: a phrase the parse splits stays one name
+        name = canonical_name(span.text)
+        if name.label and not covered & set(range(span.start, span.end)):
+            m = Mention(span.start, span.end, span.root.i, name.label, _kind(span, name.kind))
+            for i in range(span.start, span.end):
+                mentions[i] = m
+            covered.update(range(span.start, span.end))
     for chunk in _phrases(doc):
+        if covered & set(range(chunk.start, chunk.end)):
+            rest = [t for t in chunk if t.i not in covered]
+            if not rest or chunk.root.i in covered:
+                continue
+            chunk = chunk.doc[rest[0].i:rest[-1].i + 1]
         found = _mention(chunk, lexicon)
         if found is None:
             anaphor = _anaphor(chunk, lexicon)
@@ -147,6 +173,38 @@ def find_mentions(doc: Doc | Span, lexicon: Lexicon) -> tuple[dict[int, Mention]
     return mentions, anaphors
 
 
+def _fixed_names(doc: Doc | Span, lexicon: Lexicon) -> list[Span]:
+    """Spans that are one name whatever the parse says: declared names of several words, and the parser's
+    named entities of several capitalised words, "of" names included ("Journal of Mathematical Physics",
+    "Ministry of Justice")."""
+    base = doc if isinstance(doc, Doc) else doc.doc
+    offset = 0 if isinstance(doc, Doc) else doc.start_char
+    found: list[Span] = []
+    if lexicon.phrases is not None:
+        for m in lexicon.phrases.finditer(doc.text):
+            span = base.char_span(offset + m.start(), offset + m.end(), alignment_mode="expand")
+            if span is not None:
+                found.append(span)
+    for ent in getattr(doc, "ents", ()):
+        words = [t for t in ent if t.is_alpha or _IDENTIFIER.match(t.text)]
+        while words and words[0].lower_ in ("the", "a", "an"):
+            words = words[1:]
+        if ent.label_ in _PROPER_ENTITIES and len(words) >= 2 and words[0].text[:1].isupper() and \
+                all(t.text[:1].isupper() or t.lower_ in _NAME_JOINERS for t in words) and \
+                not any(_CODE.search(t.text) for t in words):
+            found.append(base[words[0].i:ent.end])
+    return sorted(_disjoint(found), key=lambda s: s.start)
+
+
+def _disjoint(spans: list[Span]) -> list[Span]:
+    """The longest spans that do not overlap."""
+    kept: list[Span] = []
+    for span in sorted(spans, key=lambda s: (s.end - s.start), reverse=True):
+        if all(span.end <= k.start or span.start >= k.end for k in kept):
+            kept.append(span)
+    return kept
+
+
 def _phrases(doc: Doc | Span) -> list[Span]:
     """Noun phrases: the parser's base noun chunks, and single nouns or proper nouns it left outside them
     (a compound cut off by a misparse, a name in a list)."""
@@ -154,7 +212,7 @@ def _phrases(doc: Doc | Span) -> list[Span]:
     inside = {i for c in chunks for i in range(c.start, c.end)}
     base = doc if isinstance(doc, Doc) else doc.doc
     singles = [base[_left_edge(t):t.i + 1] for t in doc if t.i not in inside and t.pos_ in ("PROPN", "NOUN", "X")
-               and t.dep_ not in ("compound",)]
+               and (t.dep_ != "compound" or t.head.pos_ == "VERB")]
     return sorted(chunks + singles, key=lambda s: s.start)
 
 
@@ -200,7 +258,7 @@ def _mention(chunk: Span, lexicon: Lexicon) -> Mention | None:
             if name.label else None
     if _namey(root, lexicon):
         start = _name_start(tokens, root, lexicon)
-    elif kind_word and root.i - 1 >= tokens[0].i:
+    elif kind_word and root.i - 1 >= tokens[0].i and not _indefinite(chunk, lexicon):
         before = root.doc[root.i - 1]
         named = [t for t in tokens[:tokens.index(root)] if _namey(t, lexicon)]
         if named and not _namey(before, lexicon):  # "a Valkey caching service": Valkey
@@ -211,6 +269,9 @@ def _mention(chunk: Span, lexicon: Lexicon) -> Mention | None:
         if not (_namey(before, lexicon) or (before.pos_ in ("NOUN", "PROPN") and before.dep_ == "compound")):
             return None
         start = _name_start(tokens, before, lexicon, lowercase=not _namey(before, lexicon))
+        described = root.doc[start:root.i]
+        if len(described) > 1 and all(t.is_lower for t in described) and not lexicon.declared(described.text):
+            return None  # "the revision control system": a description, unless the document names it so
     else:
         return None
     if any(c.dep_ == "nummod" and c.like_num for c in root.children):
@@ -220,6 +281,14 @@ def _mention(chunk: Span, lexicon: Lexicon) -> Mention | None:
     if not name.label or name.label.lower() in _NOT_NAMES:
         return None
     return Mention(start, end, root.i, name.label, _kind(chunk, name.kind))
+
+
+def _indefinite(chunk: Span, lexicon: Lexicon) -> bool:
+    """"a PHP based service", "a message queue service": a kind of thing described, not a named one ("a Kafka
+    topic" still names Kafka)."""
+    before = chunk.doc[chunk.root.i - 1] if chunk.root.i > chunk.start else None
+    return any(t.dep_ == "det" and t.lower_ in ("a", "an", "another", "some", "any", "each", "every") for t in chunk) \
+        and not (before is not None and _namey(before, lexicon) and not before.is_lower)
 
 
 def _name_start(tokens: list[Token], last: Token, lexicon: Lexicon, lowercase: bool = False) -> int:
@@ -276,16 +345,17 @@ def _anaphor(chunk: Span, lexicon: Lexicon) -> Anaphor | None:
 
 
 def _kind(span: Span | Iterable[Token], from_words: EntityKind) -> EntityKind:
-    """The kind a kind word gave, else a person when the parser says PERSON."""
-    if from_words:
-        return from_words
+    """The kind a kind word gave ("the Billing squad" is a team). The parser's PERSON alone decides nothing: the
+    small model calls "Corvid Analytics" and "Kafka" people; a person is known from a role (clauses.py)."""
+    del span
+    return from_words
+
+
+def person_like(span: Span | Iterable[Token]) -> bool:
+    """Two to four capitalised plain words the parser calls a PERSON ("Ana Ruiz", "Jake Goulding")."""
     tokens = [t for t in span if t.is_alpha]
-    # A person: two to four capitalised plain words the parser calls a PERSON ("Ana Ruiz"); a one-word or
-    # camel-cased "person" is the tagger mistaking a product ("Kafka", "OpenTelemetry Demo").
-    if 2 <= len(tokens) <= 4 and all(t.ent_type_ == "PERSON" and re.fullmatch(r"[A-Z][a-z'’-]+", t.text)
-                                     for t in tokens):
-        return "person"
-    return ""
+    return 2 <= len(tokens) <= 4 and all(t.ent_type_ == "PERSON" and re.fullmatch(r"[A-Z][a-z'’-]+", t.text)
+                                         for t in tokens)
 
 
 def names_in(mentions: dict[int, Mention]) -> list[Mention]:

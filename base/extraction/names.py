@@ -21,7 +21,7 @@ KIND_WORDS: dict[str, tuple[EntityKind, bool]] = {
     **{w: ("datastore", False) for w in ("database", "db", "datastore", "cache", "store", "topic", "queue",
                                          "bucket", "table", "index", "stream", "broker")},
     **{w: ("library", False) for w in ("library", "sdk", "package", "module", "framework", "plugin", "extension",
-                                       "operator", "tool", "cli", "client")},
+                                       "cli")},
     **{w: ("platform", True) for w in ("cluster", "platform", "environment", "account", "region", "vpc")},
 }
 _LEADING = frozenset("""the a an this that these those our their its his her my your whose which every each

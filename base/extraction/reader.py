@@ -18,7 +18,7 @@ from spacy.tokens import Doc, Span
 from tracegraph.base.extraction import mermaid, nlp
 from tracegraph.base.extraction import vocabulary as vocab
 from tracegraph.base.extraction.blocks import Block, outline, read_blocks
-from tracegraph.base.extraction.clauses import VERB_FORMS, Found, Topic, read_sentence, repaired
+from tracegraph.base.extraction.clauses import COPULAR_DEFINITION, VERB_FORMS, Found, Topic, read_sentence, repaired
 from tracegraph.base.extraction.facts import Confidence, Extraction, Lines, Relation, strongest
 from tracegraph.base.extraction.mentions import Lexicon
 from tracegraph.base.extraction.names import KIND_WORDS, canonical_name, clean, handles_in
@@ -57,9 +57,9 @@ def document_context(blocks: Sequence[Block], title: str = "", path: str = "", p
                 names += [edge.source.name, edge.target.name, edge.source.id, edge.target.id]
         if block.kind == "heading" and canonical_name(block.text).kind:
             names.append(block.text)
-    subject = title.strip() if plain else _subject(blocks, title, path)
+    subject = title.strip() if plain and "/" not in title else _subject(blocks, title, path)
     if subject:
-        names.append(subject)
+        names += [subject, re.sub(r"\s*\([^()]*\)$", "", subject)]  # "B Boy (song)" is written "B Boy"
     capitalised = set()
     for block in blocks:
         if block.kind in ("paragraph", "item", "row"):
@@ -126,6 +126,8 @@ class _Reader:
     model: str | None = None
     result: Extraction = field(default_factory=Extraction)
     lexicon: Lexicon = field(init=False)
+    people: set[str] = field(default_factory=set)  # capitalised names of several words seen so far
+    opening: _Pending | None = None  # the first text to parse: its first sentence is the subject's fallback context
 
     def __post_init__(self) -> None:
         self.lexicon = Lexicon(self.context.names, capitalised=self.context.capitalised)
@@ -133,6 +135,7 @@ class _Reader:
             self.result.definitions.setdefault(self.context.subject, "")
 
     def read(self, blocks: Sequence[Block]) -> Extraction:
+        """The facts of the blocks, structure first, then their prose in one batch through the parser."""
         pending: list[_Pending] = []
         topics: dict[tuple[str, ...], Topic] = {}
         for block in blocks:
@@ -140,6 +143,8 @@ class _Reader:
             topic = topics.setdefault(block.headings, Topic(default=subject))
             if block.kind == "code":
                 self._diagram(block)
+            elif block.kind == "field" and block.level and _listing(block):
+                self._listed(block.model_copy(update={"kind": "item", "text": f"{block.key}: {block.text}"}), subject)
             elif block.kind == "field":
                 self._field(block, subject, block.key)
             elif block.kind == "row":
@@ -147,6 +152,7 @@ class _Reader:
             elif block.kind in ("item", "paragraph") and not _heading_like(block):
                 self._listed(block, subject)
                 pending.append(_Pending(block, *_as_clause(_names_marked(block)), topic))
+        self.opening = pending[0] if pending else None
         self._parse(pending)
         self.result.relations = strongest(self.result.relations)
         return self.result
@@ -181,11 +187,10 @@ class _Reader:
         if label is None or not subject:
             return
         lines = (block.first, block.last)
-        if label in (vocab.VERSION, vocab.STATUS):
-            value = clean(block.text).split(" ")[0] if label == vocab.VERSION else clean(block.text).lower()
-            if value and len(value) <= 40:
-                self._relate(subject, label, value.lstrip("vV") if label == vocab.VERSION else value, FIELD, lines,
-                             value=True, phrase=key.lower())
+        if label in (vocab.VERSION, vocab.STATUS, vocab.CODE_PATH):
+            value = _field_value(label, block)
+            if value:
+                self._relate(subject, label, value, FIELD, lines, value=True, phrase=key.lower())
             return
         for name in self._names_in_value(block.text, owners=vocab.family_of(label) == "ownership"):
             if label == vocab.ALIAS and re.search(r"[_/]", name):
@@ -241,8 +246,7 @@ class _Reader:
         """An item under a heading (or parent item) naming a relation: "## Dependencies" / "- Ledger"."""
         if block.kind != "item":
             return
-        found = next((r for r in (_listing_relation(t) for t in (*block.outline[-1:], *block.headings[-1:])) if r),
-                     None)
+        found = _listing(block)
         if found is None:
             return
         label, reverse = found
@@ -292,16 +296,16 @@ class _Reader:
 
     def _read(self, item: _Pending, doc: Doc) -> None:
         for sentence in doc.sents:
-            fixed = repaired(sentence)
+            repair = repaired(sentence)
             target: Span = sentence
-            if fixed is not None:
-                target = next(iter(nlp.pipeline(self.model)(fixed).sents))
+            if repair is not None:
+                target = next(iter(nlp.pipeline(self.model)(repair.text).sents))
             reading = read_sentence(target, self.lexicon, item.topic)
             start = item.block.line_at(max(0, sentence.start_char - item.offset))
             end = item.block.line_at(max(0, sentence.end_char - 1 - item.offset))
             lines = (start, end)
             for found in reading.relations:
-                self._found(found, lines)
+                self._found(repair.restore(found) if repair else found, lines)
             for mention in reading.mentions:
                 self.result.definitions.setdefault(self._unify(mention.label), "")
                 if mention.kind:
@@ -314,9 +318,11 @@ class _Reader:
                 if not self.result.definitions.get(label):
                     self.result.definitions[label] = sentence_text
                     self.result.definition_lines[label] = lines
+                    self.result.definition_confidence[label] = COPULAR_DEFINITION
             subject = self.context.subject
             if subject and subject not in self.result.contexts and \
-                    any(self._unify(m.label) == subject for m in reading.mentions):
+                    (any(self._unify(m.label) == subject for m in reading.mentions) or item is self.opening):
+                # The sentence that names the subject, else the text's first: what its embedding is found by.
                 self.result.contexts[subject] = " ".join(sentence.text.split())
 
     def _found(self, found: Found, lines: Lines) -> None:
@@ -330,17 +336,26 @@ class _Reader:
             self.result.definitions.setdefault(o, "")
 
     def _unify(self, label: str) -> str:
-        """A name the document's subject goes by ("B Boy" for the title "B Boy (song)", "Fraud Detection
-        Service" for Fraud Detection) is the subject; a declared name with a kind word is that name."""
+        """One entity, however the document writes it: the subject's own names ("B Boy" for the title "B Boy
+        (song)", "Fraud Detection Service" for Fraud Detection, "Christopher Edward Nolan" for Christopher
+        Nolan), a declared name with a kind word after it, and a surname alone for the one person of the
+        document who has it ("Hall" after "G. Stanley Hall")."""
         subject = self.context.subject
         key = label.lower()
         bare = key.rsplit(" ", 1)[0] if " " in key and KIND_WORDS.get(key.rsplit(" ", 1)[1], ("", True))[1] is False \
             else key
         if subject and label != subject and (key == re.sub(r"\s*\([^()]*\)$", "", subject).lower()
-                                             or bare == subject.lower()):
+                                             or bare == subject.lower() or _fuller(label, subject)):
             return subject
-        if bare != key and bare in self.lexicon.names:
+        if bare in self.lexicon.names:  # the spelling the document declares: `quote`, not the parser's "Quote"
             return next((n for n in self.context.names if n.lower() == bare), label)
+        if " " not in label and label[:1].isupper():
+            holders = {n for n in self.people if n.split()[-1] == label}
+            holders = {n for n in holders if not any(o != n and o.endswith(" " + n) for o in holders)}
+            if len(holders) == 1:  # "Stanley Hall" is part of "G. Stanley Hall": one person
+                return holders.pop()
+        elif 2 <= len(label.split()) <= 4 and all(w[:1].isupper() for w in label.split()):
+            self.people.add(label)
         return label
 
 
@@ -352,6 +367,16 @@ def _as_clause(text: str, subjectless: bool = False) -> tuple[str, int]:
             subjectless and re.fullmatch(r"[A-Z][a-z]+ly", first):
         return "It " + first.lower() + text[len(first):], -3
     return text, 0
+
+
+def _fuller(label: str, name: str) -> bool:
+    """A longer form of a name: "Christopher Edward Nolan" for "Christopher Nolan" (same first and last word,
+    the name's words in order)."""
+    words, target = label.split(), re.sub(r"\s*\([^()]*\)$", "", name).split()
+    if len(target) < 2 or len(words) <= len(target) or words[0] != target[0] or words[-1] != target[-1]:
+        return False
+    rest = iter(words)
+    return all(part in rest for part in target)
 
 
 def _heading_like(block: Block) -> bool:
@@ -371,6 +396,17 @@ def _names_marked(block: Block) -> str:
     return text
 
 
+def _field_value(label: str, block: Block) -> str:
+    """A field's literal value: a version number ("v4.2" → 4.2), a status word, a repository path."""
+    text = clean(block.text)
+    if label == vocab.VERSION:
+        return text.split(" ")[0].lstrip("vV") if re.match(r"v?\d", text) else ""
+    if label == vocab.CODE_PATH:
+        path = next((c for c in block.codes if "/" in c), text.split(" ")[0])
+        return path if re.fullmatch(r"[\w./-]+/?", path) and "/" in path else ""
+    return text.lower() if len(text) <= 40 else ""
+
+
 def _key(text: str) -> str:
     return " ".join(re.sub(r"[*_`:]", " ", text).lower().split())
 
@@ -383,6 +419,11 @@ def _subject_column(header: Sequence[str]) -> int | None:
 def _as_field(block: Block, value: str | None = None) -> Block:
     return block.model_copy(update={"kind": "field", "text": value if value is not None else block.cells[1],
                                     "key": block.cells[0]})
+
+
+def _listing(block: Block) -> tuple[str, bool] | None:
+    """The relation the list an item is in names, by its parent item or its heading ("## Dependencies")."""
+    return next((r for r in (_listing_relation(t) for t in (*block.outline[-1:], *block.headings[-1:])) if r), None)
 
 
 def _listing_relation(text: str) -> tuple[str, bool] | None:

@@ -38,6 +38,7 @@ OWNED_BY, MAINTAINED_BY, LED_BY, OPERATED_BY, ON_CALL = (
     "is owned by", "is maintained by", "is led by", "is operated by", "has on-call")
 VERSION, STATUS, REPLACED_BY, SUPERSEDES, ALIAS = "version", "status", "is replaced by", "supersedes", "is also known as"
 WRITTEN_IN = "is written in"
+CODE_PATH = "code path"  # where an entity's code lives in its repository: stored as tg:codePath, a value
 
 DEPENDENCY_LABELS = (DEPENDS_ON, CALLS, USES, READS_FROM, WRITES_TO, PUBLISHES_TO, CONSUMES_FROM, RUNS_ON)
 OWNERSHIP_LABELS = (OWNED_BY, MAINTAINED_BY, LED_BY, OPERATED_BY, ON_CALL)
@@ -53,31 +54,30 @@ def _add(label: str, family: Family, *forms: str) -> None:
 
 
 _add(DEPENDS_ON, "dependency", "depend|on", "depend|upon", "rely|on", "rely|upon", "need|", "require|",
-     "build|on", "base|on", "hinge|on")
-_add(CALLS, "dependency", "call|", "invoke|", "query|", "request|", "request|from", "hit|", "contact|",
+     "hinge|on")
+_add(CALLS, "dependency", "call|", "invoke|", "query|", "request|", "request|from", "contact|",
      "talk|to", "talk|with", "connect|to", "connect|with", "proxy|", "proxy|to", "route|to", "forward|to",
-     "send|request", "communicate|with", "interact|with", "ping|")
+     "communicate|with", "interact|with", "ping|")
 _add(USES, "dependency", "use|", "utilize|", "utilise|", "leverage|", "employ|", "integrate|with", "adopt|",
-     "embed|", "wrap|", "include|", "bundle|", "import|")
+     "embed|", "wrap|", "bundle|", "import|")
 _add(READS_FROM, "dependency", "read|from", "read|", "fetch|from", "retrieve|from", "pull|from", "load|from",
      "get|from", "obtain|from", "download|from", "sync|from", "copy|from", "scrape|", "scrape|from",
      "look|up", "lookup|in", "read|in")
 _add(WRITES_TO, "dependency", "write|to", "write|into", "store|in", "store|into", "store|to",
      "save|to", "save|in", "persist|to", "persist|in", "insert|into", "cache|in", "keep|in", "put|in",
      "put|into", "upload|to", "record|in", "back|up")
-_add(PUBLISHES_TO, "dependency", "publish|to", "publish|on", "publish|", "send|to", "send|via", "send|through",
+_add(PUBLISHES_TO, "dependency", "publish|to", "publish|on", "send|to", "send|via", "send|through",
      "send|over", "write|onto", "publish|via", "emit|via", "emit|on", "emit|to", "produce|to",
-     "push|to", "post|to", "export|to", "ship|to", "deliver|to", "stream|to", "log|to", "notify|", "report|to",
+     "push|to", "post|to", "export|to", "ship|to", "deliver|to", "stream|to", "log|to", "notify|",
      "enqueue|in", "enqueue|to", "queue|in")
 _add(CONSUMES_FROM, "dependency", "consume|from", "consume|", "subscribe|to", "receive|from", "listen|to",
      "listen|on", "poll|", "read|off", "dequeue|from", "receive|via", "receive|through", "receive|over",
      "receive|by", "consume|via", "get|from", "pick|up")
 _add(RUNS_ON, "dependency", "run|on", "run|in", "run|inside", "run|within", "deploy|to", "deploy|on",
-     "deploy|in", "deploy|into", "host|on", "host|in", "host|by", "live|in", "live|on", "sit|on", "sit|in",
-     "schedule|on")
+     "deploy|in", "deploy|into", "host|on", "host|in", "host|by", "schedule|on")
 # Ownership verbs, active: "Ana leads Ledger" -> (Ledger, is led by, Ana).
 _add(OWNED_BY, "ownership", "own|", "be responsible|for", "be accountable|for", "be owner|of", "take|over")
-_add(MAINTAINED_BY, "ownership", "maintain|", "look|after", "support|", "care|for", "be maintainer|of",
+_add(MAINTAINED_BY, "ownership", "maintain|", "look|after", "care|for", "be maintainer|of",
      "steward|")
 _add(LED_BY, "ownership", "lead|", "head|", "be lead|of", "be leader|of", "chair|", "co|lead")
 _add(OPERATED_BY, "ownership", "operate|", "run|", "manage|", "administer|", "administrate|")
@@ -127,7 +127,7 @@ def family_of(label: str) -> Family:
         return "dependency"
     if label in OWNERSHIP_LABELS:
         return "ownership"
-    if label in (VERSION, STATUS, REPLACED_BY, SUPERSEDES, WRITTEN_IN):
+    if label in (VERSION, STATUS, REPLACED_BY, SUPERSEDES, WRITTEN_IN, CODE_PATH):
         return "lifecycle"
     return "alias" if label == ALIAS else "other"
 
@@ -159,6 +159,8 @@ FIELD_RELATIONS: dict[str, str] = {
     "replaced by": REPLACED_BY, "superseded by": REPLACED_BY, "successor": REPLACED_BY,
     "supersedes": SUPERSEDES, "replaces": SUPERSEDES,
     "aka": ALIAS, "also known as": ALIAS, "alias": ALIAS, "aliases": ALIAS,
+    "repo path": CODE_PATH, "repository path": CODE_PATH, "code path": CODE_PATH, "code": CODE_PATH,
+    "source path": CODE_PATH, "directory": CODE_PATH, "path": CODE_PATH,
     "language": WRITTEN_IN, "languages": WRITTEN_IN, "implementation language": WRITTEN_IN,
     "written in": WRITTEN_IN, "programming language": WRITTEN_IN,
 }

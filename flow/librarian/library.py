@@ -18,6 +18,7 @@ CREATE TABLE IF NOT EXISTS documents (user TEXT NOT NULL, id TEXT NOT NULL, coll
 CREATE TABLE IF NOT EXISTS processing (user TEXT NOT NULL, id TEXT NOT NULL, document TEXT NOT NULL,
     metadata TEXT NOT NULL, PRIMARY KEY (user, id));
 CREATE INDEX IF NOT EXISTS processing_by_document ON processing (user, document);
+CREATE INDEX IF NOT EXISTS documents_by_path ON documents (user, collection, json_extract(metadata, '$.path'));
 """
 
 
@@ -69,6 +70,12 @@ class Library:
         if document_type:
             sql, params = sql + " AND type=?", params + [document_type]
         rows = await self.db.fetchall(sql + " ORDER BY id", *params)
+        return [DocumentMetadata.model_validate_json(r[0]) for r in rows]
+
+    async def at_path(self, user: str, collection: str, path: str) -> list[DocumentMetadata]:
+        """The documents stored at `path` in a collection: one, or for a moment two while one replaces the other."""
+        rows = await self.db.fetchall("SELECT metadata FROM documents WHERE user=? AND collection=? AND "
+                                      "json_extract(metadata, '$.path')=? ORDER BY id", user, collection, path)
         return [DocumentMetadata.model_validate_json(r[0]) for r in rows]
 
     async def remove(self, meta: DocumentMetadata) -> None:

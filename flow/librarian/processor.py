@@ -1,10 +1,27 @@
 """The librarian service: documents in and out, processing requests that send a document into a
-flow, and removal that asks each flow's stores to forget what the document contributed."""
+flow, and removal that asks each flow's stores to forget what the document contributed.
+
+A document's identity is its path (relative to the folder it was loaded from) in its user's collection.
+Adding a document at a path another document already holds with other content replaces that one, in
+this order: the new version is stored first (its blob, then its row: the row is the commit), then each
+older version at the path is removed as `remove-document` removes it (in every flow that processed it,
+its facts are retracted, the history keeping them; then its record and bytes). A crash in between leaves
+both versions stored, never neither; the next add at that path (loading the file again, which finds the
+new version already stored) finishes the replacement, because every add looks for other documents at its
+path, not only an add that stored something. (Removing first would lose both versions if the process
+died before the new version was written; one transaction for both is not possible, since the
+removal is a round of requests to other processors.) Adds at one path take turns, so two concurrent
+versions cannot each remove the other. The older version's facts are retracted when the new version is
+stored, before it is processed (the caller asks for that next): for that moment the current graph holds
+neither, and a fact both versions state is retracted and then stated again, which the history records.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
+import contextlib
 import hashlib
 import logging
 from collections.abc import AsyncIterator
@@ -39,6 +56,7 @@ class LibrarianProcessor(InterfaceUser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.library = Library(self.settings.data_dir / "library")
+        self._paths = PathLocks()
 
     def fixed_topics(self) -> TopicMap:
         return {"librarian": {"request": str(LIBRARIAN_REQUEST_TOPIC), "response": str(LIBRARIAN_RESPONSE_TOPIC)}}
@@ -62,15 +80,36 @@ class LibrarianProcessor(InterfaceUser):
         except (binascii.Error, ValueError):
             raise ConfigError("content is not valid base64") from None
         pages = check(content, meta.kind, self.settings.max_document_bytes)
+        collection = req.collection or meta.collection
         meta = meta.model_copy(update={
             "date": _document_date(meta.date),
-            "id": meta.id or f"urn:trustgraph:doc:{hashlib.sha256(content).hexdigest()[:32]}",
-            "user": req.user, "collection": req.collection or meta.collection,
-            "time": meta.time or now(), "size": len(content), "title": meta.title or meta.id})
-        added = await self.library.add(meta, content)
-        log.info("%s document %s (%d bytes, %d page(s)) for %s/%s", "added" if added else "already had",
-                 meta.id, len(content), pages, meta.user, meta.collection)
-        return LibrarianResponse(document_metadata=meta)
+            "id": meta.id or _minted_id(content, collection, meta.path),
+            "user": req.user, "collection": collection,
+            "time": meta.time or now(), "size": len(content), "title": meta.title or meta.path or meta.id})
+        held = self._paths.held((meta.user, meta.collection, meta.path)) if meta.path else contextlib.nullcontext()
+        async with held:
+            added = await self.library.add(meta, content)
+            stored = meta if added else await self.library.require(meta.user, meta.id)
+            replaced, counts = await self._replace_older(stored) if stored.path else ([], RemovalCounts())
+        log.info("%s document %s (%d bytes, %d page(s)) for %s/%s%s", "added" if added else "already had",
+                 meta.id, len(content), pages, meta.user, meta.collection,
+                 f", replacing {', '.join(replaced)} at {stored.path}" if replaced else "")
+        return LibrarianResponse(document_metadata=stored, replaced=replaced or None,
+                                 removed=counts if replaced else None)
+
+    async def _replace_older(self, meta: DocumentMetadata) -> tuple[list[str], RemovalCounts]:
+        """Remove every other document at `meta`'s path (see the module's docstring for the order)."""
+        replaced, counts = [], RemovalCounts()
+        for older in await self.library.at_path(meta.user, meta.collection, meta.path):
+            if older.id == meta.id:
+                continue
+            try:
+                counts = await self._remove(older, counts)
+            except ConfigError as exc:
+                raise ConfigError(f"{exc}; {shown(meta.id)} is stored at {shown(meta.path)} and replaces it: "
+                                  "add it again to finish") from exc
+            replaced.append(older.id)
+        return replaced, counts
 
     async def op_get_document_metadata(self, req: LibrarianRequest) -> LibrarianResponse:
         return LibrarianResponse(document_metadata=await self.library.require(req.user, _need_id(req)))
@@ -118,12 +157,16 @@ class LibrarianProcessor(InterfaceUser):
 
     async def op_remove_document(self, req: LibrarianRequest) -> LibrarianResponse:
         meta = await self.library.require(req.user, _need_id(req))
-        counts = RemovalCounts()
-        for record in await self.library.processing(req.user, meta.id):
+        counts = await self._remove(meta, RemovalCounts())
+        return LibrarianResponse(document_metadata=meta, removed=counts)
+
+    async def _remove(self, meta: DocumentMetadata, counts: RemovalCounts) -> RemovalCounts:
+        """Forget the document in every flow that processed it, then drop its record and bytes."""
+        for record in await self.library.processing(meta.user, meta.id):
             counts = await self._forget(record.flow, meta, counts)
         await self.library.remove(meta)
         log.info("removed document %s: %s", meta.id, counts.model_dump())
-        return LibrarianResponse(document_metadata=meta, removed=counts)
+        return counts
 
     async def _forget(self, flow_id: str, meta: DocumentMetadata, counts: RemovalCounts) -> RemovalCounts:
         """Ask one flow's stores to drop what the document contributed."""
@@ -143,6 +186,35 @@ class LibrarianProcessor(InterfaceUser):
         return RemovalCounts(chunks=counts.chunks + len(triples.chunks),
                              vectors=counts.vectors + chunks.removed + entities.removed,
                              triples=counts.triples + triples.removed, flows=[*counts.flows, flow_id])
+
+
+class PathLocks:
+    """One lock per (user, collection, path), so two adds at one path replace one after the other instead
+    of each removing the other; a lock lives only while somebody holds or waits for it."""
+
+    def __init__(self) -> None:
+        self._locks: dict[tuple[str, str, str], tuple[asyncio.Lock, int]] = {}
+
+    @contextlib.asynccontextmanager
+    async def held(self, key: tuple[str, str, str]) -> AsyncIterator[None]:
+        lock, users = self._locks.get(key, (asyncio.Lock(), 0))
+        self._locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[key]
+            if users == 1:
+                del self._locks[key]
+            else:
+                self._locks[key] = (lock, users - 1)
+
+
+def _minted_id(content: bytes, collection: str, path: str) -> str:
+    """The id of a document given without one: from its content, and when it has a path from its
+    collection and path too, so identical files at two paths stay two documents (each replaced on its own)."""
+    digest = hashlib.sha256(f"{collection}\0{path}\0".encode() + content if path else content)
+    return f"urn:trustgraph:doc:{digest.hexdigest()[:32]}"
 
 
 def _document_date(given: str) -> str:

@@ -9,6 +9,7 @@ import json
 
 import pytest
 
+from tracegraph.base.extraction.clauses import CANONICAL
 from tracegraph.base.provenance.uris import entity_uri, relation_uri
 from tracegraph.base.provenance.vocab import SKOS
 from tracegraph.cli.library_upload import add_document, process, wait_for_extraction
@@ -94,7 +95,7 @@ async def ingest(api, path, flow: str, collection: str) -> None:
 
 async def test_the_review_threshold_is_a_flow_parameter(tmp_path):
     async with ingest_stack(tmp_path) as (api, stack):  # no LLM configured: offline extraction
-        await start_flow(stack.backend, "strict", "default", {"review-threshold": "0.85"})
+        await start_flow(stack.backend, "strict", "default", {"review-threshold": "0.86"})
         await stack.joined("strict")
         async with extractions(stack.backend, "strict") as strict, extractions(stack.backend, "default") as lenient:
             await ingest(api, CORPUS / "helios-grid.md", "strict", "strict")
@@ -102,8 +103,8 @@ async def test_the_review_threshold_is_a_flow_parameter(tmp_path):
 
         queued = {fact_key(f) for m in strict for f in m.review}
         rated = {k: v for m in strict for k, v in m.confidence.items()}
-        assert fact_key(DEPENDS) in queued and rated[fact_key(DEPENDS)] == 0.8
-        assert queued == {k for k, v in rated.items() if v < 0.85}
+        assert fact_key(DEPENDS) in queued and rated[fact_key(DEPENDS)] == CANONICAL.value
+        assert queued == {k for k, v in rated.items() if v < 0.86}
         assert all(m.reasons.keys() == {fact_key(f) for f in m.review} for m in strict)
         assert not await in_default_graph(api, DEPENDS, "strict", "strict")
         assert await in_default_graph(api, relation("Helios Grid", "is a", "regional energy operator"),

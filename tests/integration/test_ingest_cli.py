@@ -31,7 +31,7 @@ def test_library_load_query_and_remove_commands(gateway, tmp_path):
     doc = re.search(r"helios-grid\.md: (urn:trustgraph:doc:\w+)", out).group(1)
 
     listed = ok("tg-show-library-documents", *u)
-    assert doc in listed and "helios-grid" in listed and "text/markdown" in listed
+    assert doc in listed and "helios-grid.md" in listed and "text/markdown" in listed
 
     # Answers are library documents too, listed apart from the sources: --answers, or --all for both.
     ok("tg-invoke-graph-rag", *u, "-q", "What does Helios Grid depend on?")
@@ -41,7 +41,7 @@ def test_library_load_query_and_remove_commands(gateway, tmp_path):
     assert doc not in answers and "source" not in answers
     assert "GraphRAG Answer" not in ok("tg-show-library-documents", *u)
     both = ok("tg-show-library-documents", *u, "--all")
-    assert doc in both and re.search(r"GraphRAG Answer: .+ answer$", both, re.M) and re.search(r"helios-grid .+ source$",
+    assert doc in both and re.search(r"GraphRAG Answer: .+ answer$", both, re.M) and re.search(r"helios-grid\.md .+ source$",
                                                                                               both, re.M)
 
     facts = ok("tg-query-triples", *u, "-s", "https://trustgraph.ai/e/helios-grid", "-p",
@@ -54,7 +54,7 @@ def test_library_load_query_and_remove_commands(gateway, tmp_path):
     sparql = ok("tg-query-sparql", *u, "-q",
                 "SELECT ?title WHERE { ?d a <https://trustgraph.ai/ns/Document> ; "
                 "<http://purl.org/dc/elements/1.1/title> ?title } ORDER BY ?title")
-    assert '"helios-grid"' in sparql and '"orbis-systems"' in sparql
+    assert '"helios-grid.md"' in sparql and '"orbis-systems.md"' in sparql  # the title is the path
 
     refused = tg("tg-query-sparql", *u, "-q", "DELETE WHERE { ?s ?p ?o }")
     assert refused.returncode == 1 and "update" in refused.stderr.lower()

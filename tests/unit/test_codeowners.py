@@ -40,7 +40,8 @@ def test_doctests_pass():
 
 
 @pytest.mark.parametrize(("handle", "expected"), [
-    ("@corvid/grid-analytics", Owner("@corvid/grid-analytics", "team", "grid-analytics")),
+    ("@corvid/grid-analytics", Owner("@corvid/grid-analytics", "team", "grid-analytics team")),
+    ("@corvid/platform-team", Owner("@corvid/platform-team", "team", "platform-team")),
     ("@ada-kern", Owner("@ada-kern", "person", "ada-kern")),
     ("ada@corvid.example", Owner("ada@corvid.example", "person", "ada@corvid.example")),
     ("corvid-team", None),

@@ -7,6 +7,7 @@ import pytest
 import tracegraph.base.bus.protocol
 import tracegraph.base.bus.topic
 import tracegraph.cli._client
+import tracegraph.cli.document_files
 import tracegraph.cli.start_flow
 import tracegraph.flow.gateway.app
 import tracegraph.flow.graph_rag.focus
@@ -39,7 +40,7 @@ import tracegraph.base.architecture.memory_docs
 @pytest.mark.parametrize("module", [tracegraph.flow.search.architecture_answers, tracegraph.base.architecture.code_paths, tracegraph.base.architecture.codeowners,
                                     tracegraph.base.architecture.codeowners_index,
                                     tracegraph.base.architecture.markdown_document,
-                                    tracegraph.base.architecture.memory_docs, tracegraph.base.bus.protocol, tracegraph.base.bus.topic, tracegraph.cli._client, tracegraph.cli.start_flow,
+                                    tracegraph.base.architecture.memory_docs, tracegraph.base.bus.protocol, tracegraph.base.bus.topic, tracegraph.cli._client, tracegraph.cli.document_files, tracegraph.cli.start_flow,
                                     tracegraph.flow.gateway.app, tracegraph.flow.graph_rag.focus,
                                     tracegraph.cli.explain_render, tracegraph.cli.trace_store,
                                     tracegraph.flow.gateway.auth, tracegraph.flow.gateway.tenancy,

@@ -4,7 +4,8 @@ import pytest
 
 from tracegraph.base.provenance.uris import entity_uri, relation_uri, slug
 from tracegraph.base.provenance.vocab import RDFS, SKOS
-from tracegraph.flow.kg_extract import llm, offline
+from tracegraph.base.extraction.reader import extract_text
+from tracegraph.flow.kg_extract import llm
 from tracegraph.base.extraction.facts import Extraction, Relation, mentioned, mentions, to_triples
 
 TEXT = ("Helios Grid is a regional energy operator that runs the network of Northern Vale. "
@@ -12,17 +13,17 @@ TEXT = ("Helios Grid is a regional energy operator that runs the network of Nort
         "Corvid Analytics was acquired by Tarn Holdings in 2021. Dr. Ada Kern leads the Corvid Analytics team.")
 
 
-def test_offline_finds_pattern_relations_and_definitions():
-    found = offline.extract(TEXT)
+def test_offline_finds_relations_and_definitions():
+    found = extract_text(TEXT, markdown=False)
     assert Relation("Helios Grid", "depends on", "Corvid Analytics") in found.relations
     assert Relation("Corvid Analytics", "was acquired by", "Tarn Holdings") in found.relations
     assert Relation("Helios Grid", "is a", "regional energy operator") in found.relations
     assert found.definitions["Helios Grid"].startswith("Helios Grid is a regional energy operator")
-    assert "Dr Ada Kern" in found.definitions  # "Dr." does not end the sentence
+    assert Relation("Corvid Analytics team", "is led by", "Ada Kern") in found.relations  # "Dr." ends no sentence
 
 
 def test_offline_ignores_sentence_initial_common_words():
-    found = offline.extract("The weather was fine. It rained later.")
+    found = extract_text("The weather was fine. It rained later.", markdown=False)
     assert found.relations == [] and "The" not in found.definitions and "It" not in found.definitions
 
 

@@ -16,7 +16,9 @@ from tracegraph.base.flow import Flow
 from tracegraph.base.provenance.uris import entity_uri, relation_uri
 from tracegraph.base.provenance.vocab import RDFS, SKOS, TG
 from tracegraph.base.settings import RuntimeSettings
-from tracegraph.flow.kg_extract import llm, offline
+from tracegraph.base.extraction import clauses, reader
+from tracegraph.base.extraction.reader import extract_text
+from tracegraph.flow.kg_extract import llm
 from tracegraph.base.extraction.facts import Confidence, Extraction, Relation, rated_facts, strongest, triage
 from tracegraph.flow.kg_extract.processor import KnowledgeExtractor
 from tracegraph.schemas.ingest import EntityContexts, Metadata, TextChunk, Triples
@@ -30,60 +32,56 @@ def strength(found: Extraction, subject: str, predicate: str, obj: str) -> float
     return relation.confidence.value
 
 
+def extract(text: str, title: str = "") -> Extraction:
+    return extract_text(text, title, markdown=True)
+
+
 # -- offline: the rule's own strength -------------------------------------------------------------------
 
-@pytest.mark.parametrize("text, title, relation, rule", [
-    ("Helios Grid is a regional energy operator.", "",
-     ("Helios Grid", "is a", "regional energy operator"), offline.COPULAR_KIND),
-    ("Helios Grid depends on Corvid Analytics.", "",
-     ("Helios Grid", "depends on", "Corvid Analytics"), offline.VERB_PHRASE),
-    ("G. Stanley Hall wrote it. Hall, who was the first president of the American Psychological Association, "
-     "retired.", "", ("G. Stanley Hall", "was the first president of", "American Psychological Association"),
-     offline.RELATIVE_CLAUSE),
-    ("Helios Grid, based in Northern Vale, was acquired by Tarn Holdings.", "",
-     ("Helios Grid", "was acquired by", "Tarn Holdings"), offline.TAIL_PHRASE),
-    ("Helios Grid and Corvid Analytics.", "",
-     ("Helios Grid", "mentioned with", "Corvid Analytics"), offline.CO_OCCURRENCE),
+@pytest.mark.parametrize("text, relation, rule", [
+    ("Helios Grid is a regional energy operator.", ("Helios Grid", "is a", "regional energy operator"),
+     clauses.COPULAR_KIND),
+    ("Helios Grid depends on Corvid Analytics.", ("Helios Grid", "depends on", "Corvid Analytics"),
+     clauses.CANONICAL),
+    ("Corvid Analytics was acquired by Tarn Holdings.", ("Corvid Analytics", "was acquired by", "Tarn Holdings"),
+     clauses.PHRASAL),
+    ("Ledger is on version 4.2.", ("Ledger", "version", "4.2"), clauses.VALUE),
+    ("# Ledger\n\nOwner: Billing squad\n", ("Ledger", "is owned by", "Billing squad"), reader.FIELD),
+    ("# Billing\n\n## Dependencies\n\n- Ledger\n", ("Billing", "depends on", "Ledger"), reader.LISTED),
+    ("```mermaid\ngraph TD\n  billing --> ledger\n```\n", ("billing", "calls", "ledger"), reader.DIAGRAM),
 ])
-def test_each_offline_rule_gives_its_facts_its_strength(text, title, relation, rule):
-    assert strength(offline.extract(text, title=title), *relation) == rule.value
+def test_each_offline_rule_gives_its_facts_its_strength(text, relation, rule):
+    found = extract(text)
+    value = next(r for r in found.relations if (r.subject, r.predicate, r.object) == relation).confidence.value
+    assert value == rule.value
 
 
-def test_the_rules_rank_from_copula_to_co_occurrence():
-    ranked = [offline.COPULAR_KIND, offline.VERB_PHRASE, offline.RELATIVE_CLAUSE, offline.TAIL_PHRASE,
-              offline.CO_OCCURRENCE]
+def test_structure_and_canonical_verbs_rank_above_phrases_and_every_reason_names_its_rule():
+    ranked = [reader.FIELD, clauses.COPULAR_KIND, clauses.CANONICAL, clauses.PHRASAL]
     assert [r.value for r in ranked] == sorted((r.value for r in ranked), reverse=True)
-    assert all(r.reason.startswith("offline rule: ") for r in ranked)
+    assert all(r.reason.startswith(("offline parse: ", "offline structure: ")) for r in
+               [*ranked, clauses.VALUE, reader.LISTED, reader.DIAGRAM, reader.ALIASED])
 
 
-def test_a_list_after_the_object_shares_the_strength_of_its_relation():
-    film = offline.extract("Arthur? Arthur! is a 1969 British comedy film directed by Samuel Gallu and starring "
-                           "Shelley Winters, Donald Pleasence and Terry-Thomas.", title="Arthur? Arthur!")
-    starring = {strength(film, "Arthur? Arthur!", "starring", name)
-                for name in ("Shelley Winters", "Donald Pleasence", "Terry-Thomas")}
-    assert starring == {offline.VERB_PHRASE.value}
+def test_a_hedged_clause_is_weaker_than_a_plain_one():
+    plain = extract("Billing calls Ledger.")
+    hedged = extract("Billing could call Ledger.")
+    assert strength(hedged, "Billing", "calls", "Ledger") == pytest.approx(
+        strength(plain, "Billing", "calls", "Ledger") * clauses.HEDGED)
 
 
-def test_definitions_are_rated_by_how_they_were_found():
-    copular = offline.extract("Helios Grid is a regional energy operator.")
-    assert copular.definition_confidence["Helios Grid"] == offline.COPULAR_DEFINITION
-    naming = offline.extract("Moises Kaufman wrote it. The Laramie Project draws on interviews.",
-                             title="The Laramie Project")
-    assert naming.definition_confidence["The Laramie Project"] == offline.NAMING_SENTENCE
-    opening = offline.extract("The play draws on hundreds of interviews. It has three acts.",
-                              title="The Laramie Project")
-    assert opening.definition_confidence["The Laramie Project"] == offline.OPENING_SENTENCE
-    assert offline.COPULAR_DEFINITION.value > offline.NAMING_SENTENCE.value > offline.OPENING_SENTENCE.value
-    definition = Triple(s=iri(entity_uri("The Laramie Project")), p=SKOS.definition,
-                        o=literal("The play draws on hundreds of interviews."))
-    assert rated_facts(opening)[definition] == offline.OPENING_SENTENCE
+def test_a_copular_sentence_defines_its_subject_and_other_sentences_give_context_only():
+    copular = extract("Helios Grid is a regional energy operator.")
+    assert copular.definitions["Helios Grid"] == "Helios Grid is a regional energy operator."
+    plain = extract_text("The play draws on hundreds of interviews. It has three acts.", "The Laramie Project",
+                         markdown=False)
+    assert plain.definitions["The Laramie Project"] == ""  # no whole sentence becomes a definition
+    assert plain.contexts["The Laramie Project"] == "The play draws on hundreds of interviews."
 
 
 def test_the_default_threshold_queues_nothing_the_offline_extractor_writes():
-    strengths = [value for name, value in vars(offline).items() if isinstance(value, Confidence)]
-    assert len(strengths) == 8 and min(c.value for c in strengths) >= 0.35
     for path in sorted(CORPUS.glob("*.md")):
-        sorted_facts = triage(rated_facts(offline.extract(path.read_text(), title=path.stem)), 0.3)
+        sorted_facts = triage(rated_facts(extract_text(path.read_text(), path.stem, path=path.name)), 0.3)
         assert sorted_facts.queued == [] and sorted_facts.accepted, path.name
 
 
@@ -225,23 +223,23 @@ async def extractor_in_flow(parameters: dict[str, str]):
 
 
 async def test_facts_below_the_flows_threshold_go_to_review_with_their_reasons():
-    async with extractor_in_flow({"review-threshold": "0.85"}) as extract:
-        message, contexts = await extract(CHUNK)
+    async with extractor_in_flow({"review-threshold": "0.86"}) as extract_chunk:
+        message, contexts = await extract_chunk(CHUNK)
     assert message.review == [DEPENDS]
-    assert message.reasons == {fact_key(DEPENDS): offline.VERB_PHRASE.reason}
+    assert message.reasons == {fact_key(DEPENDS): clauses.CANONICAL.reason}
     assert DEPENDS not in message.triples
     contained = {t.o.triple for t in message.triples if t.p == TG.contains}
     assert DEPENDS not in contained and len(contained) == 2  # the definition and "is a" stay
-    assert set(message.confidence.values()) == {0.9, 0.8} and len(message.confidence) == 3
+    assert set(message.confidence.values()) == {0.9, clauses.CANONICAL.value} and len(message.confidence) == 3
     labelled = {t.s.iri for t in message.triples if t.p == RDFS.label}
     assert {entity_uri("Corvid Analytics"), relation_uri("depends on")} <= labelled  # named, though queued
     assert {c.label for c in contexts.entities} == {"Helios Grid", "Corvid Analytics", "regional energy operator"}
 
 
 async def test_the_default_threshold_queues_no_offline_fact_and_reprocessing_gives_the_same_message():
-    async with extractor_in_flow({}) as extract:
-        first, _ = await extract(CHUNK)
-        again, _ = await extract(CHUNK)
+    async with extractor_in_flow({}) as extract_chunk:
+        first, _ = await extract_chunk(CHUNK)
+        again, _ = await extract_chunk(CHUNK)
     assert first.review == [] and first.reasons == {} and DEPENDS in first.triples
-    assert first.confidence[fact_key(DEPENDS)] == offline.VERB_PHRASE.value
+    assert first.confidence[fact_key(DEPENDS)] == clauses.CANONICAL.value
     assert codec.encode(first)[0] == codec.encode(again)[0]

@@ -351,3 +351,44 @@ def test_a_review_item_confidence_outside_0_to_1_is_reported():
                              Triple(s=iri(item), p=TG.extractionConfidence, o=literal("1.5", XSD.decimal.iri),
                                     g=REVIEW_GRAPH)])
     assert_reported(report, f"<{item}>", "tg:extractionConfidence", "from 0 to 1")
+
+
+# -- extraction: subgraphs on line spans, phrases, entity kinds ----------------------------------------
+
+LINES_SUBGRAPH = "https://trustgraph.ai/subgraph/lines-12-14"
+STATEMENT = "urn:trustgraph:statement:test"
+
+
+def placed() -> list[Triple]:
+    """The valid trace, with a second subgraph of the chunk placed on lines 12–14 whose fact keeps its phrase,
+    and the fact's entities typed."""
+    return [*valid(),
+            *extraction.subgraph_triples(LINES_SUBGRAPH, CHUNK, [FACT], component=COMPONENT, timestamp=STAMP,
+                                         extractor="offline", lines=(12, 14)),
+            *extraction.phrase_triples(STATEMENT, LINES_SUBGRAPH, FACT, "relies on"),
+            Triple(s=iri(HELIOS), p=RDF.type, o=TG.Service), Triple(s=iri(CORVID), p=RDF.type, o=TG.Datastore)]
+
+
+def test_placed_subgraphs_phrases_and_entity_kinds_conform():
+    report = validate_trace(placed())
+    assert report.conforms, report.messages
+
+
+def test_a_line_span_running_backwards_or_half_given_is_reported():
+    backwards = [t for t in placed() if not (t.s == iri(LINES_SUBGRAPH) and t.p == TG.lastLine)]
+    backwards.append(Triple(s=iri(LINES_SUBGRAPH), p=TG.lastLine, o=literal(3), g=SOURCE_GRAPH))
+    assert_reported(validate_trace(backwards), f"<{LINES_SUBGRAPH}>", "tg:firstLine", "no greater than its tg:lastLine")
+    half = [t for t in placed() if not (t.s == iri(LINES_SUBGRAPH) and t.p == TG.lastLine)]
+    assert_reported(validate_trace(half), f"<{LINES_SUBGRAPH}>", "also has a tg:lastLine")
+
+
+def test_a_phrase_without_its_subgraph_or_with_two_phrases_is_reported():
+    orphan = [t for t in placed() if not (t.s == iri(STATEMENT) and t.p == PROV.wasDerivedFrom)]
+    assert_reported(validate_trace(orphan), f"<{STATEMENT}>", "exactly one tg:Subgraph")
+    twice = [*placed(), Triple(s=iri(STATEMENT), p=TG.phrase, o=literal("depends upon"), g=SOURCE_GRAPH)]
+    assert_reported(validate_trace(twice), f"<{STATEMENT}>", "exactly one non-empty tg:phrase")
+
+
+def test_an_entity_kind_on_something_that_is_no_extracted_entity_is_reported():
+    typed = [*placed(), Triple(s=iri(CHUNK), p=RDF.type, o=TG.Service)]
+    assert_reported(validate_trace(typed), f"<{CHUNK}>", "an extracted entity")
