@@ -57,10 +57,10 @@ ROUTER_BENCH = Path(__file__).resolve().parent / "router_accuracy.py"
 COLLECTION_PROGRESS = """
 PREFIX prov: <http://www.w3.org/ns/prov#>
 PREFIX tg: <https://trustgraph.ai/ns/>
-SELECT (COUNT(DISTINCT ?doc) AS ?docs) (COUNT(DISTINCT ?chunk) AS ?chunks) (COUNT(DISTINCT ?subgraph) AS ?done)
+SELECT (COUNT(DISTINCT ?doc) AS ?docs) (COUNT(DISTINCT ?chunk) AS ?chunks) (COUNT(DISTINCT ?extracted) AS ?done)
 WHERE { GRAPH <urn:graph:source> {
   ?chunk a tg:Chunk ; prov:wasDerivedFrom+ ?doc . FILTER NOT EXISTS { ?doc prov:wasDerivedFrom ?parent }
-  OPTIONAL { ?subgraph a tg:Subgraph ; prov:wasDerivedFrom ?chunk }
+  OPTIONAL { ?subgraph a tg:Subgraph ; prov:wasDerivedFrom ?chunk BIND(?chunk AS ?extracted) }
 } }"""
 ANCESTORS = """
 PREFIX prov: <http://www.w3.org/ns/prov#>

@@ -61,11 +61,16 @@ def source_text(source: dict[str, Any]) -> str:
 
     >>> source_text({"document": "urn:doc:7", "title": "Service catalog", "line": 12})
     'Service catalog, line 12'
+    >>> source_text({"document": "urn:doc:7", "title": "services/billing/README.md", "line": 12, "last_line": 14})
+    'services/billing/README.md, lines 12–14'
     >>> source_text({"document": "urn:doc:7"})
     'urn:doc:7'
     """
     where = source.get("title") or source.get("document") or "?"
-    return where if source.get("line") is None else f"{where}, line {source['line']}"
+    if source.get("line") is None:
+        return where
+    last = source.get("last_line")
+    return f"{where}, lines {source['line']}–{last}" if last else f"{where}, line {source['line']}"
 
 
 def _joined(texts: list[str]) -> str:

@@ -46,6 +46,14 @@ def text(term: dict) -> str:
     return term.get("v") or term.get("i") or ""
 
 
+def line_span(first: dict | None, last: dict | None) -> str:
+    """"Line 9" or "Lines 12–14" from two line-number terms; "" when the fact was not placed on lines."""
+    if not first or not last:
+        return ""
+    a, b = text(first), text(last)
+    return f"Line {a}" if a == b else f"Lines {a}–{b}"
+
+
 class TraceRenderer:
     """Prints each explain event as it arrives; keeps a label cache across the session."""
 
@@ -67,10 +75,17 @@ class TraceRenderer:
         return self.labels[iri]
 
     async def source_chain(self, edge: dict) -> str:
-        """`Chunk 1 → Page 2 → Title` for a quoted edge, from extraction provenance."""
+        """`Lines 12–14 → Chunk 1 → Page 2 → Title` for a quoted edge, from extraction provenance (the lines
+        when its subgraph was placed on them)."""
         holders = await self._match(p={"t": "i", "i": TG + "contains"}, o=edge, g=SOURCE)
         if not holders:
             return "(no extraction provenance: the edge was imported or inferred)"
+        for holder in holders:
+            first = await self._match(s=holder["s"], p={"t": "i", "i": TG + "firstLine"}, g=SOURCE)
+            last = await self._match(s=holder["s"], p={"t": "i", "i": TG + "lastLine"}, g=SOURCE)
+            if first and last:
+                span = line_span(first[0]["o"], last[0]["o"])
+                return " → ".join([span, *await self._ancestors(holder["s"])])
         return " → ".join(await self._ancestors(holders[0]["s"]))
 
     async def chunk_chain(self, chunk: dict) -> str:

@@ -20,10 +20,10 @@ DATE_HELP = ("the document's own date, when its facts start to hold: YYYY-MM-DD 
 PROGRESS_QUERY = """
 PREFIX prov: <http://www.w3.org/ns/prov#>
 PREFIX tg: <https://trustgraph.ai/ns/>
-SELECT (COUNT(DISTINCT ?chunk) AS ?chunks) (COUNT(DISTINCT ?subgraph) AS ?done) WHERE {
+SELECT (COUNT(DISTINCT ?chunk) AS ?chunks) (COUNT(DISTINCT ?extracted) AS ?done) WHERE {
   GRAPH <urn:graph:source> {
     ?chunk a tg:Chunk ; prov:wasDerivedFrom+ <%s> .
-    OPTIONAL { ?subgraph a tg:Subgraph ; prov:wasDerivedFrom ?chunk }
+    OPTIONAL { ?subgraph a tg:Subgraph ; prov:wasDerivedFrom ?chunk BIND(?chunk AS ?extracted) }
   }
 }"""
 

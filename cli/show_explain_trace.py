@@ -12,6 +12,7 @@ from tracegraph.cli._client import add_collection_arguments, command_parser, run
 from tracegraph.cli.api import Api
 from tracegraph.cli.explain_render import PROV, TraceRenderer, natural_key, step_kind
 from tracegraph.cli.trace_export import provenance_of
+from tracegraph.cli.explain_render import line_span
 from tracegraph.cli.trace_store import fetch_trace, sub_traces
 
 # From the trace's Questions (the root and its sub-traces), through their steps, to the edges or chunks
@@ -21,11 +22,12 @@ PREFIX tg: <https://trustgraph.ai/ns/>
 PREFIX prov: <http://www.w3.org/ns/prov#>
 PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
 PREFIX dc: <http://purl.org/dc/elements/1.1/>
-SELECT DISTINCT ?via ?chunk ?chunkLabel ?document ?title WHERE {
+SELECT DISTINCT ?via ?chunk ?chunkLabel ?document ?title ?first ?last WHERE {
   VALUES ?question { %s }
   {
     GRAPH <urn:graph:retrieval> { ?step prov:wasDerivedFrom* ?question ; tg:selectedEdge/tg:edge ?via }
-    GRAPH <urn:graph:source> { ?subgraph tg:contains ?via ; prov:wasDerivedFrom ?chunk }
+    GRAPH <urn:graph:source> { ?subgraph tg:contains ?via ; prov:wasDerivedFrom ?chunk
+                               OPTIONAL { ?subgraph tg:firstLine ?first ; tg:lastLine ?last } }
   } UNION {
     GRAPH <urn:graph:retrieval> { ?step prov:wasDerivedFrom* ?question ; tg:selectedChunk ?chunk }
     BIND(?chunk AS ?via)
@@ -94,8 +96,9 @@ async def _print_sources(api: Api, args, questions: list[str]) -> None:
         print("no edge or chunk this trace used has extraction provenance")
     renderer = TraceRenderer(api, args.flow_id, args.collection)
     for row in rows.get("bindings", []):
-        print(f"{show_term(row['via'])}\n    Source: {await renderer.chunk_chain(row['chunk'])}"
-              f"  <{row['document']['i']}>")
+        lines = line_span(row.get("first"), row.get("last"))
+        print(f"{show_term(row['via'])}\n    Source: {lines + ' of ' if lines else ''}"
+              f"{await renderer.chunk_chain(row['chunk'])}  <{row['document']['i']}>")
 
 
 def main_export(argv: list[str] | None = None) -> int:

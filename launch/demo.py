@@ -37,12 +37,12 @@ PREFIX tg: <https://trustgraph.ai/ns/>
 PREFIX prov: <http://www.w3.org/ns/prov#>
 PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
 PREFIX dc: <http://purl.org/dc/elements/1.1/>
-SELECT ?s ?p ?o ?chunk ?chunkLabel ?title ?extractor WHERE {
+SELECT ?s ?p ?o ?chunk ?chunkLabel ?title ?extractor ?lines WHERE {
   ?es rdfs:label ?s . ?ep rdfs:label ?p . ?eo rdfs:label ?o .
   FILTER(?ep = <https://trustgraph.ai/r/depends-on>)
   ?es ?ep ?eo .
   GRAPH <urn:graph:source> {
-    ?sg tg:contains <<( ?es ?ep ?eo )>> ; tg:extractor ?extractor ; prov:wasDerivedFrom ?chunk .
+    ?sg tg:contains <<( ?es ?ep ?eo )>> ; tg:extractor ?extractor ; prov:wasDerivedFrom ?chunk ; rdfs:label ?lines .
     ?chunk rdfs:label ?chunkLabel ; prov:wasDerivedFrom+ ?document .
   }
   ?document a tg:Document ; dc:title ?title .
@@ -178,7 +178,7 @@ async def demo(api: Api, files: list[Path], timeout: float, question: str, strat
     print("facts traced to their sources (one SPARQL query over urn:graph:source):")
     for r in (await api.flow_service("default", "sparql", {"query": TRACE}))["bindings"]:
         print(f"  ({value(r, 's')}) --[{value(r, 'p')}]--> ({value(r, 'o')})   [{value(r, 'extractor')} extractor]")
-        print(f"      Source: {value(r, 'chunkLabel')} -> {value(r, 'title')}")
+        print(f"      Source: {value(r, 'lines')} -> {value(r, 'chunkLabel')} -> {value(r, 'title')}")
     await ask(api, question)
     await ask_documents(api, question)
     await ask_agent(api, question)

@@ -53,6 +53,7 @@ class Source(Message):
     document: str
     title: str = ""
     line: int | None = None
+    last_line: int | None = None  # a claim read from several lines: the last of them (the first is `line`)
     author: str = ""
     date: str = ""
     kind: str = ""  # "graph" (an extracted fact) or "codeowners" (a CODEOWNERS rule)

@@ -133,19 +133,23 @@ async def sources(rows: Rows, facts: Sequence[Triple]) -> dict[str, list[Source]
     unique = list({fact_key(f): f for f in facts}.values())
     for i in range(0, len(unique), _BATCH):
         batch = values(TripleTerm(triple=Triple(s=f.s, p=f.p, o=f.o)) for f in unique[i:i + _BATCH])
-        query = f"""SELECT ?t ?doc ?title ?author ?line WHERE {{ VALUES ?t {{ {batch} }}
+        query = f"""SELECT ?t ?doc ?title ?author ?line ?first ?last WHERE {{ VALUES ?t {{ {batch} }}
             GRAPH <{SOURCE_GRAPH}> {{ ?sg <{TG.contains.iri}> ?t ; <{PROV.wasDerivedFrom.iri}> ?parent .
-              ?parent <{PROV.wasDerivedFrom.iri}>* ?doc . OPTIONAL {{ ?parent <{TG.lineNumber.iri}> ?line }} }}
+              ?parent <{PROV.wasDerivedFrom.iri}>* ?doc . OPTIONAL {{ ?parent <{TG.lineNumber.iri}> ?line }}
+              OPTIONAL {{ ?sg <{TG.firstLine.iri}> ?first ; <{TG.lastLine.iri}> ?last }} }}
             ?doc a <{TG.Document.iri}> . OPTIONAL {{ ?doc <{DC.title.iri}> ?title }}
             OPTIONAL {{ ?doc <{DC.creator.iri}> ?author }} }}"""
         for row in await rows(query, MAX_ROWS):
             t = row.get("t")
             if not isinstance(t, TripleTerm):
                 continue
-            document, line = text(row.get("doc")), _int(row.get("line"))
+            document = text(row.get("doc"))
+            line, last = _int(row.get("line")), None
+            if line is None:  # a prose fact: the lines of its subgraph
+                line, last = _int(row.get("first")), _int(row.get("last"))
             found[fact_key(t.triple)].setdefault((document, line), Source(
-                document=document, title=text(row.get("title")), line=line, author=text(row.get("author")),
-                kind="graph"))
+                document=document, title=text(row.get("title")), line=line,
+                last_line=last if last != line else None, author=text(row.get("author")), kind="graph"))
     return {key: list(by_place.values()) for key, by_place in found.items()}
 
 

@@ -274,7 +274,8 @@ class _Clauses:
                     continue
                 if canonical:
                     s, o = (obj, subject) if canonical.reverse else (subject, obj)
-                    if canonical.label == vocab.OPERATED_BY and self.kind_of(o) not in ("team", "person"):
+                    if lemma in ("run", "manage") and canonical.label == vocab.OPERATED_BY and \
+                            self.kind_of(o) not in ("team", "person"):
                         continue  # "the script runs one browser" is no operator; "the Data team runs Postgres" is
                     if canonical.family == "dependency" and self.entity_type(o) in _NOT_DEPENDENCIES:
                         continue  # "the event was hosted in London": a place or a person is nothing to depend on

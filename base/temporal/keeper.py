@@ -90,13 +90,19 @@ class HistoryKeeper:
     def __init__(self, store: TripleStore) -> None:
         self.store = store
         self.functional: frozenset[str] = frozenset()  # predicate IRIs that hold one value per subject
-        self._slots = asyncio.Lock()
+        self._locks: dict[tuple[str, str], asyncio.Lock] = {}
+
+    def writing(self, ref: CollectionRef) -> asyncio.Lock:
+        """Held by the writer from a decision to the end of its store writes: a slot decided for one document
+        must be in the store before another document's decision reads the slot, or both values would win."""
+        return self._locks.setdefault((ref.user, ref.collection), asyncio.Lock())
 
     async def admit(self, ref: CollectionRef, meta: Metadata, triples: Sequence[Triple],
                     confidence: Mapping[str, float] | None = None,
                     attribution: Attribution | None = None, stated: Mapping[str, str] | None = None) -> Admission:
         """Records for the facts of one message. A fact holds from the date its own text states (`stated`,
-        fact_key → date: "Ledger 4.3 ships on 2025-05-12"), else from its document's date."""
+        fact_key → date: "Ledger 4.3 ships on 2025-05-12"), else from its document's date. The caller holds
+        `writing(ref)` until the admission is stored."""
         facts = [t for t in triples if t.g is DEFAULT_GRAPH and is_knowledge(t)]
         ingest = facts or any(t.g == SOURCE_GRAPH for t in triples)  # not a trace event or an answer's record
         if not meta.root or not ingest:
@@ -121,15 +127,14 @@ class HistoryKeeper:
         if not contested:
             admission.current = facts
             return admission
-        async with self._slots:
-            losers: set[str] = set()
-            for s, p in dict.fromkeys((r.fact.s, r.fact.p) for r in contested):
-                slot = await self._decide(ref, s, p, [r for r in contested if (r.fact.s, r.fact.p) == (s, p)],
-                                          at=recorded)  # learned when the superseding document was
-                admission.write += slot.write
-                admission.remove += slot.remove
-                admission.displaced += [f for f in slot.losers]
-                losers |= {fact_key(f) for f in slot.losers}
+        losers: set[str] = set()
+        for s, p in dict.fromkeys((r.fact.s, r.fact.p) for r in contested):
+            slot = await self._decide(ref, s, p, [r for r in contested if (r.fact.s, r.fact.p) == (s, p)],
+                                      at=recorded)  # learned when the superseding document was
+            admission.write += slot.write
+            admission.remove += slot.remove
+            admission.displaced += [f for f in slot.losers]
+            losers |= {fact_key(f) for f in slot.losers}
         admission.write = [t for t in admission.write if t.g is not DEFAULT_GRAPH or fact_key(t) not in losers]
         admission.current = [f for f in facts if fact_key(f) not in losers]
         admission.remove = [t for t in admission.remove if t.g is not DEFAULT_GRAPH or fact_key(t) not in
@@ -144,13 +149,12 @@ class HistoryKeeper:
         records = [r for r in await self._records_stated_in(ref, document) if r.active]
         result.write += [retraction(r.uri, at) for r in records]
         slots = dict.fromkeys((r.fact.s, r.fact.p) for r in records if r.fact.p.iri in self.functional)
-        async with self._slots:
-            for s, p in slots:
-                slot = await self._decide(ref, s, p, [], retired={r.uri for r in records}, at=at)
-                result.write += slot.write
-                result.remove += slot.remove
-                result.current += slot.winners
-                result.write += slot.winners
+        for s, p in slots:
+            slot = await self._decide(ref, s, p, [], retired={r.uri for r in records}, at=at)
+            result.write += slot.write
+            result.remove += slot.remove
+            result.current += slot.winners
+            result.write += slot.winners
         return result
 
     async def withdraw(self, ref: CollectionRef, fact: Triple, document: str, at: str | None = None) -> list[Triple]:

@@ -113,10 +113,11 @@ class TriplesProcessor(FlowProcessor):
         if self.history is None:
             await self.store.add(ref, triples)
             return Admission(write=triples, current=_in_default_graph(triples))
-        admission = await self.history.admit(ref, meta, triples, confidence, stated=stated, **attribution)
-        await self.store.add(ref, admission.write)
-        if admission.remove:
-            await self.store.remove(ref, admission.remove)
+        async with self.history.writing(ref):
+            admission = await self.history.admit(ref, meta, triples, confidence, stated=stated, **attribution)
+            await self.store.add(ref, admission.write)
+            if admission.remove:
+                await self.store.remove(ref, admission.remove)
         return admission
 
     async def announce(self, flow: Flow, updates: list[GraphUpdate]) -> None:
@@ -143,10 +144,11 @@ class TriplesProcessor(FlowProcessor):
         quads = await asyncio.to_thread(read_nquads, message.nquads)
         displaced: list[Triple] = []
         if self.history is not None:
-            admission = await self.history.admit(_ref(message.metadata), message.metadata, quads)
-            await self.store.add(_ref(message.metadata), [t for t in admission.write if t.g is not None])
-            if admission.remove:
-                await self.store.remove(_ref(message.metadata), admission.remove)
+            async with self.history.writing(_ref(message.metadata)):
+                admission = await self.history.admit(_ref(message.metadata), message.metadata, quads)
+                await self.store.add(_ref(message.metadata), [t for t in admission.write if t.g is not None])
+                if admission.remove:
+                    await self.store.remove(_ref(message.metadata), admission.remove)
             displaced = admission.displaced
         await self.announce(flow, graph_updates(message.metadata, added=_in_default_graph(quads),
                                                 removed=displaced, passages=new_passages(quads)))
@@ -173,10 +175,11 @@ class TriplesProcessor(FlowProcessor):
         meta = Metadata(id=req.document, root=req.document, user=req.user, collection=req.collection)
         reinstated: list[Triple] = []
         if self.history is not None:  # after the removal: a value it had superseded comes back
-            retraction = await self.history.retract(_ref(req), req.document)
-            await self.store.add(_ref(req), retraction.write)
-            if retraction.remove:
-                await self.store.remove(_ref(req), retraction.remove)
+            async with self.history.writing(_ref(req)):
+                retraction = await self.history.retract(_ref(req), req.document)
+                await self.store.add(_ref(req), retraction.write)
+                if retraction.remove:
+                    await self.store.remove(_ref(req), retraction.remove)
             reinstated = retraction.current
         await self.announce(flow, graph_updates(meta, added=reinstated, removed=removal.facts,
                                                 nodes=removal.orphaned_entities, passages=removal.chunks))
@@ -231,7 +234,8 @@ class TriplesProcessor(FlowProcessor):
             removed = [withdrawn.fact]
             await self.store.remove(ref, removed)
         if self.history is not None:
-            await self.store.add(ref, await self.history.withdraw(ref, withdrawn.fact, withdrawn.document))
+            async with self.history.writing(ref):
+                await self.store.add(ref, await self.history.withdraw(ref, withdrawn.fact, withdrawn.document))
         meta = Metadata(id=withdrawn.chunk, root=withdrawn.document, user=ref.user, collection=ref.collection)
         await self.announce(flow, graph_updates(meta, removed=removed))
 

@@ -21,7 +21,7 @@ def test_main_job_loads_the_corpus_and_traces_facts_to_documents(tmp_path):
     counts = re.search(r"knowledge graph: (\d+) chunks, (\d+) facts in (\d+) subgraphs", out)
     assert counts and int(counts.group(1)) >= 3 and int(counts.group(2)) >= 10
     assert "(Helios Grid) --[depends on]--> (Corvid Analytics)" in out
-    assert re.search(r"Source: Chunk \d+ -> helios-grid", out)
+    assert re.search(r"Source: Lines? [\d–]+ -> Chunk \d+ -> helios-grid", out)
     assert "GraphRAG, explained: 'What does Helios Grid depend on?'" in out
     graph_rag = out.split("GraphRAG, explained")[1].split("Document RAG, explained")[0]
     steps = re.findall(r"^\s+\[(\w+)\] urn:trustgraph:", graph_rag, re.M)
@@ -40,7 +40,8 @@ def test_main_job_loads_the_corpus_and_traces_facts_to_documents(tmp_path):
         assert len(re.findall(r"^  Answer: offline \(no LLM configured\), quoting the ", section, re.M)) == 1
     assert "Offline answer" not in out and "answer:" not in out
     strategic = out.split("Global search (community reports), explained")[1].split("GraphRAG, as of")[0]
-    assert re.search(r"Report: .+\[score [0-9.]+\]\n\s+Reason: offline: similarity .+\n\s+Source: Chunk \d+ → ",
+    assert re.search(r"Report: .+\[score [0-9.]+\]\n\s+Reason: offline: similarity .+\n\s+Source: (?:Lines? [\d–]+ → )?"
+                     r"Chunk \d+ → ",
                      strategic)
     assert "Answer: offline (no LLM configured), from the community reports" in strategic
     assert "from the community reports most related to the question" in strategic
@@ -50,12 +51,12 @@ def test_main_job_loads_the_corpus_and_traces_facts_to_documents(tmp_path):
     today = out.split("GraphRAG, today: 'Who owns Skyline?'")[1].split("changed since")[0]
     assert "Answer: As of 2024-06-01:\n    offline (no LLM configured)" in then
     assert "- Skyline is owned by Forecasting Guild." in then and "Grid Analytics" not in then
-    assert "- Skyline is owned by Grid Analytics." in today and "is owned by Forecasting Guild" not in today
-    assert "Skyline is owned by: Forecasting Guild -> Grid Analytics" in out
+    assert "- Skyline is owned by Grid Analytics team." in today and "is owned by Forecasting Guild" not in today
+    assert "Skyline is owned by: Forecasting Guild -> Grid Analytics team" in out
     # The architecture routes on the sample services: a stale CODEOWNERS line, a dependency cycle, the ADRs.
     architecture = out.split("Ownership (GET /api/v1/ownership/Skyline")[1].split("stored explain traces")[0]
     assert "Forecasting Guild @corvid/forecasting-guild  [CODEOWNERS]  from CODEOWNERS line 9" in architecture
-    assert "Grid Analytics @corvid/grid-analytics  [is owned by]  from skyline-review-2025" in architecture
+    assert "Grid Analytics team @corvid/grid-analytics  [is owned by]  from skyline-review-2025 line 5" in architecture
     assert "! The sources disagree" in architecture
     assert "cycle: Skyline -> Demand Feed -> Storage Gateway -> Skyline" in architecture
     assert re.search(r"decision\s+ADR 0012: Run Skyline in two regions  \(Tomas Brandt, 2025-10-02\)", architecture)

@@ -17,7 +17,7 @@ from support.stack import wait_until_async
 pytestmark = pytest.mark.timeout(300)
 
 SKYLINE, OWNED_BY = entity_uri("Skyline"), relation_uri("is owned by")
-GUILD, GRID = entity_uri("Forecasting Guild"), entity_uri("Grid Analytics")
+GUILD, GRID = entity_uri("Forecasting Guild"), entity_uri("Grid Analytics team")
 
 
 async def owners(api, **when) -> set[str]:

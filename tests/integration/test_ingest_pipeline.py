@@ -158,8 +158,8 @@ PREFIX prov: <http://www.w3.org/ns/prov#>
 PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
 SELECT ?pageLabel ?chunkLabel ?document WHERE {
   GRAPH <urn:graph:source> {
-    ?subgraph tg:contains <<( <https://trustgraph.ai/e/orbis-systems> <https://trustgraph.ai/r/operates>
-                              <https://trustgraph.ai/e/orbis-cloud> )>> ;
+    ?subgraph tg:contains <<( <https://trustgraph.ai/e/orbis-cloud> <https://trustgraph.ai/r/is-operated-by>
+                              <https://trustgraph.ai/e/orbis-systems> )>> ;
               prov:wasDerivedFrom ?chunk .
     ?chunk a tg:Chunk ; rdfs:label ?chunkLabel ; prov:wasDerivedFrom ?page .
     ?page a tg:Page ; rdfs:label ?pageLabel ; tg:pageNumber ?number ; prov:wasDerivedFrom ?document .

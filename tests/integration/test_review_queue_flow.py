@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from tracegraph.base.extraction.clauses import CANONICAL
 from tracegraph.base.provenance.uris import entity_uri, relation_uri
 from tracegraph.cli.library_upload import add_document, process, wait_for_extraction
 
@@ -46,13 +47,13 @@ async def ingest(api, document_path) -> str:
 
 async def test_queued_approved_rejected_and_kept_across_processing_and_restart(tmp_path):
     async with ingest_stack(tmp_path) as (api, stack):
-        await start_flow(stack.backend, "strict", "default", {"review-threshold": "0.85"})
+        await start_flow(stack.backend, "strict", "default", {"review-threshold": "0.86"})
         await stack.joined("strict")
         document = await ingest(api, CORPUS / "helios-grid.md")
 
         pending = await wait_until_async(lambda: queue(api), what="doubtful facts queued")
         depends = find(pending, DEPENDS)
-        assert depends["confidence"] == 0.8 and depends["document"] == document and depends["reason"]
+        assert depends["confidence"] == CANONICAL.value and depends["document"] == document and depends["reason"]
         assert depends["labels"]["s"] == "Helios Grid"
         assert not await in_graph(api, DEPENDS)
         rejected = next(i for i in pending if i["id"] != depends["id"])

@@ -167,3 +167,47 @@ async def test_a_bulk_load_named_by_its_file_gets_records_under_an_iri(keeper):
     await keeper.store.add(REF, admission.write)
     (records,) = (await query.records_for(store_rows(keeper.store, REF), [fact])).values()
     assert [r.document for r in records] == ["urn:trustgraph:load:data%2Fx.ttl"]
+
+
+async def test_values_stated_together_hold_together(keeper):
+    """"Ann and Bo own Checkout": two owners valid from the same instant; neither supersedes the other."""
+    await write(keeper, OLD, [owned(PAYMENTS), owned(PLATFORM)])
+    assert await current_owners(keeper) == {PAYMENTS.iri, PLATFORM.iri}
+    await write(keeper, NEW, [owned(LEDGER)])
+    assert await current_owners(keeper) == {LEDGER.iri}
+
+
+async def test_a_fact_holds_from_the_date_its_own_text_states(keeper):
+    """A later document restating history: "Platform owned Checkout from 2023" is older than the 2024 value."""
+    from tracegraph.schemas.rdf import fact_key
+
+    await write(keeper, OLD, [owned(PAYMENTS)])
+    label = Triple(s=CHECKOUT, p=RDFS.label, o=literal("Checkout"))
+    admission = await keeper.admit(REF, NEW, [owned(PLATFORM), label],
+                                   stated={fact_key(owned(PLATFORM)): "2023-02-01T00:00:00Z"})
+    await keeper.store.add(REF, admission.write)
+    await keeper.store.remove(REF, admission.remove)
+    assert await current_owners(keeper) == {PAYMENTS.iri}
+
+
+async def test_documents_written_at_once_leave_one_value(tmp_path):
+    """The triples processor decides a slot and stores the decision in one step per collection: two documents
+    arriving together cannot both read the slot empty and both win (the race tg-demo's 2024 and 2025 reviews
+    once lost)."""
+    import asyncio
+
+    from tracegraph.base.bus.inproc import InprocBackend
+    from tracegraph.base.settings import RuntimeSettings
+    from tracegraph.flow.triples.processor import TriplesProcessor
+
+    processor = TriplesProcessor(InprocBackend(), RuntimeSettings(data_dir=tmp_path))
+    processor.store = OxigraphTripleStore(tmp_path / "triples")
+    processor.history = HistoryKeeper(processor.store)
+    processor.history.functional = frozenset({OWNED_BY.iri})
+    try:
+        for _ in range(3):
+            await asyncio.gather(processor.store_admitted(REF, NEW, [owned(PLATFORM)]),
+                                 processor.store_admitted(REF, OLD, [owned(PAYMENTS)]))
+            assert await current_owners(processor.history) == {PLATFORM.iri}
+    finally:
+        await processor.store.aclose()
