@@ -1,8 +1,10 @@
-"""Chunker: a library document → pages (PDF) → overlapping chunks, each with its provenance.
+"""Chunker: a library document → pages (PDF) → overlapping chunks, each with its provenance, and with the
+blocks of the document that start in it (base/extraction/structure.py) for the extractor.
 
 Chunk ids are uuid5 of (parent, index, size, overlap), so a redelivered or re-processed
 document yields the same chunks and the stores below write nothing twice. A document without a
-date in its metadata may give one in its text ("Date: …" near the top); every chunk carries it.
+date in its metadata may give one in its text ("Date: …" near the top) or its dated path
+("2020-09-21-outage.md"); every chunk carries it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from tracegraph.base.processor import FlowProcessor
 from tracegraph.base.provenance.extraction import Component, chunk_triples, page_triples
 from tracegraph.base.provenance.uris import chunk_uri, page_uri
 from tracegraph.base.specs import Client, Consumer, Parameter, Producer
-from tracegraph.base.temporal.dates import document_date
+from tracegraph.base.temporal.dates import document_date, path_date
 from tracegraph.schemas.ingest import DocumentLoad, TextChunk, Triples
 from tracegraph.schemas.library import LibrarianRequest, LibrarianResponse
 
@@ -50,7 +52,8 @@ class ChunkerProcessor(FlowProcessor):
             operation="get-document-content", document_id=meta.id, user=meta.user))
         pages = read_pages(base64.b64decode(response.content or ""), load.kind)
         if not meta.date and pages:
-            meta = meta.model_copy(update={"date": document_date(pages[0].text) or ""})
+            found = document_date(pages[0].text) or path_date(load.path or load.title, pages[0].text)
+            meta = meta.model_copy(update={"date": found or ""})
         size, overlap = flow[self.chunk_size], flow[self.chunk_overlap]
         if not 0 <= overlap < size:
             raise ValueError(f"chunk-overlap {overlap} must be smaller than chunk-size {size}")

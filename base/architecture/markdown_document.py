@@ -19,6 +19,7 @@ _MONTHS = {name: number for number, names in enumerate(
 _MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
 _DATE = re.compile(
     r"(?<!\d)(?P<iy>\d{4})([-/.])(?P<im>\d{1,2})\2(?P<id>\d{1,2})(?!\d)"
+    r"|(?<![\d.])(?P<nd>\d{1,2})([/.])(?P<nm>\d{1,2})\6(?P<ny>\d{4})(?!\d)"  # day first: 28/03/2018, 25.05.2020
     rf"|\b(?P<dd>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<dm>{_MONTH})\.?,?\s+(?P<dy>\d{{4}})\b"
     rf"|\b(?P<mm>{_MONTH})\.?\s+(?P<md>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<my>\d{{4}})\b", re.IGNORECASE)
 MONTH_NAMES = frozenset(_MONTHS)  # lower case, abbreviations too
@@ -27,13 +28,13 @@ MONTH_NAMES = frozenset(_MONTHS)  # lower case, abbreviations too
 def dates_in(text: str) -> list[str]:
     """Every valid date of `text` as YYYY-MM-DD, in order.
 
-    >>> dates_in("2024-06-20, 20th June 2024, Jun 20, 2024 and 2024-02-30 (no such day)")
-    ['2024-06-20', '2024-06-20', '2024-06-20']
+    >>> dates_in("2024-06-20, 20th June 2024, Jun 20, 2024, 20/06/2024 and 2024-02-30 (no such day)")
+    ['2024-06-20', '2024-06-20', '2024-06-20', '2024-06-20']
     """
     found = []
     for m in _DATE.finditer(text):
-        year, month, day = ((m["iy"], m["im"], m["id"]) if m["iy"] else (m["dy"], m["dm"], m["dd"]) if m["dy"]
-                            else (m["my"], m["mm"], m["md"]))
+        year, month, day = ((m["iy"], m["im"], m["id"]) if m["iy"] else (m["ny"], m["nm"], m["nd"]) if m["ny"]
+                            else (m["dy"], m["dm"], m["dd"]) if m["dy"] else (m["my"], m["mm"], m["md"]))
         try:
             found.append(_date(int(year), int(_MONTHS.get(month.lower(), month)), int(day)).isoformat())
         except ValueError:

@@ -9,6 +9,7 @@ its column's header."""
 from __future__ import annotations
 
 import re
+import tomllib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -160,20 +161,42 @@ class _Reader:
                     breaks=breaks)
 
     def _front_matter(self, token: Token) -> Iterator[Block]:
-        """Top-level keys of YAML front matter, each a field on its own line (lists joined by commas)."""
-        first, _ = _lines(token)
+        """YAML front matter: its top-level keys as fields."""
         try:
             data = yaml.safe_load(token.content)
         except yaml.YAMLError:
             return
-        if not isinstance(data, dict):
-            return
-        raw = token.content.split("\n")
-        for key, value in data.items():
-            line = next((n for n, text in enumerate(raw) if text.startswith(f"{key}:")), 0)
-            shown = ", ".join(map(str, value)) if isinstance(value, list) else "" if value is None else str(value)
-            if shown and not isinstance(value, dict):
-                yield _block("field", shown, first + 1 + line, first + 1 + line, key=str(key))
+        yield from _data_fields(data, token.content, _lines(token)[0] + 1)
+
+
+def _data_fields(data: object, source: str, first: int) -> Iterator[Block]:
+    """Top-level keys of front matter (YAML or TOML), each a field on the line it is written on (lists
+    joined by commas; tables left out). `first` is the line of `source`'s first line."""
+    if not isinstance(data, dict):
+        return
+    raw = source.split("\n")
+    for key, value in data.items():
+        line = next((n for n, text in enumerate(raw) if re.match(rf"\s*{re.escape(str(key))}\s*[:=]", text)), 0)
+        shown = ", ".join(map(str, value)) if isinstance(value, list) else "" if value is None else str(value)
+        if shown and not isinstance(value, dict):
+            yield _block("field", shown, first + line, first + line, key=str(key))
+
+
+_TOML_FRONT = re.compile(r"\A\+\+\+[ \t]*\n(?P<body>.*?\n)\+\+\+[ \t]*(?:\n|\Z)", re.DOTALL)
+
+
+def _toml_front_matter(text: str) -> tuple[list[Block], str]:
+    """TOML front matter between `+++` lines (Hugo, Zola) as fields, and the text with it blanked out (same
+    line count, so every later line keeps its number)."""
+    found = _TOML_FRONT.match(text)
+    if not found:
+        return [], text
+    try:
+        data = tomllib.loads(found["body"])
+    except tomllib.TOMLDecodeError:
+        return [], text
+    blank = "\n" * found.group(0).count("\n")
+    return list(_data_fields(data, found["body"], 2)), blank + text[found.end():]
 
 
 def _fields(inline: Token, first: int) -> list[Block]:
@@ -244,7 +267,9 @@ def _render(children: Sequence[Token]) -> tuple[str, list[str], list[tuple[str, 
 
 
 def _markdown_blocks(text: str) -> Iterator[Block]:
-    yield from _Reader(text).blocks()
+    fields, rest = _toml_front_matter(text)
+    yield from fields
+    yield from _Reader(rest).blocks()
 
 
 @dataclass(frozen=True, slots=True)

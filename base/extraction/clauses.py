@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from spacy.tokens import Span, Token
 
 from tracegraph.base.extraction import vocabulary as vocab
-from tracegraph.base.extraction.dates import iso_date
+from tracegraph.base.temporal.dates import iso_date
 from tracegraph.base.extraction.facts import Confidence
 from tracegraph.base.extraction.mentions import Anaphor, Lexicon, Mention, find_mentions, person_like
 from tracegraph.base.extraction.names import KIND_WORDS, EntityKind
@@ -40,6 +40,8 @@ _ROLE_NOUNS = {"owner": "be owner", "owners": "be owner", "lead": "be lead", "le
                "maintainer": "be maintainer", "maintainers": "be maintainer", "head": "be lead",
                "steward": "be maintainer", "manager": "be lead"}
 _VERSION = re.compile(r"^v?\d+(?:\.\d+)+[\w.-]*$|^v\d+$", re.I)
+_REPLACING = frozenset("replace swap substitute supplant".split())  # "replaced X with Y"
+_MOVING = frozenset("move migrate switch transition change upgrade port shift".split())  # "moved from X to Y"
 # Named-entity types that are never a dependency. Not places: the small model calls PostgreSQL and Valkey GPEs.
 _NOT_DEPENDENCIES = frozenset({"NORP", "DATE", "TIME"})
 # Verbs too general to name a relation on their own ("does the conversion from", "starts all of").
@@ -61,8 +63,11 @@ class Topic:
     default: str = ""
     current: str = ""
     recent: list[str] = field(default_factory=list)
+    people: list[str] = field(default_factory=list)  # the people named so far, latest last: "he", "she"
 
     def resolve(self, anaphor: Anaphor) -> str:
+        if anaphor.kind == "person" and not anaphor.words:
+            return self.people[-1] if self.people else ""
         here = self.current or self.default
         if not anaphor.words or all(w in KIND_WORDS for w in anaphor.words):
             return here
@@ -73,11 +78,12 @@ class Topic:
                 return label  # "the controller" → AWS Load Balancer Controller; "the song" → B Boy (song)
         return ""
 
-    def saw(self, label: str) -> None:
-        if label in self.recent:
-            self.recent.remove(label)
-        self.recent.append(label)
-        del self.recent[:-12]
+    def saw(self, label: str, person: bool = False) -> None:
+        for seen in (self.recent, *([self.people] if person else [])):
+            if label in seen:
+                seen.remove(label)
+            seen.append(label)
+            del seen[:-12]
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +127,7 @@ def read_sentence(sentence: Span, lexicon: Lexicon, topic: Topic) -> SentenceRea
     if subject:
         topic.current = subject
     for m in reading.mentions:
-        topic.saw(m.label)
+        topic.saw(m.label, person=m.kind == "person" or person_like(sentence.doc[m.start:m.end]))
     return reading
 
 
@@ -180,6 +186,8 @@ class _Clauses:
             (verb.dep_ == "acl" and verb.tag_ == "VBN") or \
             (verb.dep_ == "conj" and verb.tag_ == "VBN" and any(c.dep_ == "auxpass" for c in verb.head.children))
         own = [c for c in verb.children if c.dep_ in _SUBJECTS]
+        if own and own[0].lower_ == "it" and _extraposed(verb):
+            return [], passive  # "It has been an honor to lead …": no one is "it"
         if own:
             subject = own[0]
             if subject.lower_ in _RELATIVE and verb.dep_ == "relcl":
@@ -245,8 +253,11 @@ class _Clauses:
         if subjects and not self.first_subject and verb.dep_ == "ROOT":
             self.first_subject = subjects[0]
             self.topic.current = subjects[0]  # "Checkout does not depend on Tax, but it calls Orders"
-        if not subjects or _negated(verb) or _historical(verb):
+        if _negated(verb) or _historical(verb):
             return []
+        changes = list(self._changes(verb, passive))
+        if changes or not subjects:
+            return changes  # "we replaced Redis with Valkey": the change, whoever made it
         hedge = _hedged(verb)
         since = _date_of(verb)
         if verb.lemma_ == "be" and verb.pos_ == "AUX":
@@ -301,6 +312,31 @@ class _Clauses:
                                              self.sentence.doc[mention.start:mention.end])
         return (verb.lemma_.lower() not in _LIGHT_VERBS and len(middle.split()) <= 2 and proper
                 and preposition in _RELATING)
+
+    def _changes(self, verb: Token, passive: bool) -> Iterator[Found]:
+        """What one thing was replaced by: "replaced Redis with Valkey", "Redis was replaced by Valkey", "moved
+        from Jenkins to Concourse", "migrate the state from Terraform Cloud to S3"."""
+        lemma = verb.lemma_.lower()
+        targets: dict[str, list[str]] = {}
+        for child in verb.children:
+            if child.dep_ in ("prep", "agent") and child.lower_ in ("with", "by", "from", "to", "onto", "towards"):
+                named = [self.entity(t) for p in child.children if p.dep_ == "pobj" for t in (p, *p.conjuncts)]
+                targets.setdefault(child.lower_, []).extend(n for n in named if n)
+        if lemma in _REPLACING:
+            replaced = [self.entity(c) for c in verb.children
+                        if c.dep_ == ("nsubjpass" if passive else "dobj")]
+            old, new = [o for o in replaced if o], targets.get("with", []) + targets.get("by", [])
+        elif lemma in _MOVING:
+            old, new = targets.get("from", []), targets.get("to", []) + targets.get("onto", []) + \
+                targets.get("towards", [])
+        else:
+            return
+        since = _date_of(verb)
+        phrase = f"{verb.lower_} with" if lemma in _REPLACING else f"{verb.lower_} from … to"
+        for before in old:
+            for after in new:
+                if before != after:
+                    yield Found(before, vocab.REPLACED_BY, after, CANONICAL, phrase=phrase, since=since)
 
     def _copula(self, verb: Token, subjects: list[str], since: str) -> Iterator[Found]:
         """"X is a …", "X is the owner of Y", "X is responsible for Y", "X is on version 4.2", "X is deprecated"."""
@@ -488,6 +524,15 @@ def _negated(verb: Token) -> bool:
             return True
     return verb.dep_ == "conj" and _negated(verb.head) and not any(c.dep_ in _SUBJECTS for c in verb.children) \
         and not any(c.dep_ == "cc" and c.lower_ in ("but",) for c in verb.head.children)
+
+
+def _extraposed(verb: Token) -> bool:
+    """"It is healthy for the team to rotate …", "it seems that …", "it's been an honor serving …": an empty "it"
+    whose content is a clause."""
+    clauses = [c for c in verb.subtree if c.dep_ in ("xcomp", "ccomp", "csubj", "advcl", "relcl", "acl")]
+    return any(c.i > verb.i and (any(a.lower_ == "to" and a.dep_ == "aux" for a in c.children) or c.tag_ == "VBG"
+                                 or any(m.dep_ == "mark" and m.lower_ == "that" for m in c.children))
+               for c in clauses)
 
 
 def _historical(verb: Token) -> bool:

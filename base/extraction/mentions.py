@@ -333,6 +333,8 @@ def _anaphor(chunk: Span, lexicon: Lexicon) -> Anaphor | None:
     """"it", "they", "this service", "the controller": a phrase with no name of its own that refers back."""
     root = chunk.root
     if root.pos_ == "PRON":
+        if root.lower_ in ("he", "she", "him", "his", "her"):
+            return Anaphor(root.i, (), "person")
         return Anaphor(root.i, ()) if root.lower_ in _ANAPHORS else None
     determiners = [t for t in chunk if t.dep_ == "det"]
     if not determiners or determiners[0].lower_ not in ("the", "this", "that", "these", "those"):

@@ -138,20 +138,27 @@ class _Reader:
         """The facts of the blocks, structure first, then their prose in one batch through the parser."""
         pending: list[_Pending] = []
         topics: dict[tuple[str, ...], Topic] = {}
+        intro: tuple[str, tuple[str, bool]] | None = None  # a paragraph ending "…:" that names a relation
         for block in blocks:
             subject = self._section_subject(block)
             topic = topics.setdefault(block.headings, Topic(default=subject))
+            listing = _listing(block) or (intro[1] if intro and block.kind in ("item", "field") else None)
+            listed_subject = intro[0] if intro and not _listing(block) and intro[0] else subject
             if block.kind == "code":
                 self._diagram(block)
-            elif block.kind == "field" and block.level and _listing(block):
-                self._listed(block.model_copy(update={"kind": "item", "text": f"{block.key}: {block.text}"}), subject)
+            elif block.kind == "field" and block.level and listing:
+                self._listed(block.model_copy(update={"kind": "item", "text": f"{block.key}: {block.text}"}),
+                             listed_subject, listing)
             elif block.kind == "field":
                 self._field(block, subject, block.key)
             elif block.kind == "row":
                 pending += self._row(block, subject)
             elif block.kind in ("item", "paragraph") and not _heading_like(block):
-                self._listed(block, subject)
+                if block.kind == "item" and listing:
+                    self._listed(block, listed_subject, listing)
                 pending.append(_Pending(block, *_as_clause(_names_marked(block)), topic))
+            if block.kind == "paragraph" or block.kind == "heading":
+                intro = _introduced(block.text, subject) if block.kind == "paragraph" else None
         self.opening = pending[0] if pending else None
         self._parse(pending)
         self.result.relations = strongest(self.result.relations)
@@ -242,25 +249,20 @@ class _Reader:
                 pending.append(_Pending(block, text, offset, Topic(default=row_subject), row_subject))
         return pending
 
-    def _listed(self, block: Block, subject: str) -> None:
-        """An item under a heading (or parent item) naming a relation: "## Dependencies" / "- Ledger"."""
-        if block.kind != "item":
-            return
-        found = _listing(block)
-        if found is None:
-            return
-        label, reverse = found
-        owner_subject = subject
+    def _listed(self, block: Block, subject: str, listing: tuple[str, bool]) -> None:
+        """An item of a list that names a relation by its heading, parent item or introducing sentence:
+        "## Dependencies" / "- Ledger", "Billing depends on:" / "- Ledger", "### Maintainers" / "- [Ana Ruiz](…)"."""
+        label, reverse = listing
         name = _lead_name(block)
-        if name:
-            self._relate(owner_subject, label, name, LISTED, (block.first, block.last), phrase=label,
-                         reverse=reverse)
-            for handle in handles_in(block.text):
-                if handle.startswith("@") or "@" in handle:
-                    self.result.handles.setdefault(name, set()).add(handle)
-            if vocab.family_of(label) == "ownership":
-                self.result.kinds.setdefault(name, "person" if _person_like(name) else "team" if
-                                             canonical_name(name).kind == "team" else "")
+        if not name:
+            return
+        self._relate(subject, label, name, LISTED, (block.first, block.last), phrase=label, reverse=reverse)
+        for handle in [*handles_in(block.text), *_profile_handles(block)]:
+            self.result.handles.setdefault(name, set()).add(handle)
+        if vocab.family_of(label) == "ownership":
+            kind = "person" if _person_like(name) else "team" if canonical_name(name).kind == "team" else ""
+            if kind:
+                self.result.kinds.setdefault(name, kind)
 
     def _diagram(self, block: Block) -> None:
         """Each arrow of a Mermaid flowchart: the source calls the target (uses it, when the target is drawn as
@@ -419,6 +421,33 @@ def _subject_column(header: Sequence[str]) -> int | None:
 def _as_field(block: Block, value: str | None = None) -> Block:
     return block.model_copy(update={"kind": "field", "text": value if value is not None else block.cells[1],
                                     "key": block.cells[0]})
+
+
+_INTRO_SUBJECT = re.compile(r"(?<![\w@-])([A-Z][\w.&'’-]*(?:\s+(?:of\s+|the\s+)?[A-Z][\w.&'’-]*)*)")
+_PROFILE = re.compile(r"^https?://(?:www\.)?(?:github|gitlab)\.com/([A-Za-z0-9][\w.-]*)/?$")
+
+
+def _introduced(text: str, subject: str) -> tuple[str, tuple[str, bool]] | None:
+    """(subject, relation) of a paragraph whose last sentence introduces a list: "Billing depends on:",
+    "The owners of Ledger are:" — the relation a phrase of the vocabulary names, the subject the name before it
+    (else the section's)."""
+    if not text.rstrip().endswith(":"):
+        return None
+    sentence = re.split(r"(?<=[.!?])\s+", text.rstrip(": "))[-1]
+    low = sentence.lower()
+    for phrase in sorted({**vocab.FIELD_RELATIONS, **vocab.HEADING_ORDER}, key=len, reverse=True):
+        at = re.search(rf"\b{re.escape(phrase)}\b", low)
+        if at:
+            label, reverse = vocab.HEADING_RELATIONS.get(phrase, (vocab.FIELD_RELATIONS.get(phrase, ""), False))
+            named = [m.group(1) for m in _INTRO_SUBJECT.finditer(sentence) if m.start() != 0 or " " in m.group(1)]
+            own = canonical_name(named[0]).label if named else ""
+            return (own if own and own.lower() not in ("i", "we", "our", "the") else subject), (label, reverse)
+    return None
+
+
+def _profile_handles(block: Block) -> list[str]:
+    """"[Ana Ruiz](https://github.com/aruiz)": the person's handle is @aruiz."""
+    return [f"@{m.group(1)}" for _, target in block.links[:1] if (m := _PROFILE.match(target))]
 
 
 def _listing(block: Block) -> tuple[str, bool] | None:

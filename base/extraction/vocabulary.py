@@ -185,5 +185,9 @@ HEADING_RELATIONS: dict[str, tuple[str, bool]] = {
     "maintainers": (MAINTAINED_BY, False), "maintainer": (MAINTAINED_BY, False),
     "team": (OWNED_BY, False), "contacts": (MAINTAINED_BY, False), "points of contact": (MAINTAINED_BY, False),
     "leads": (LED_BY, False), "team leads": (LED_BY, False), "leadership": (LED_BY, False),
+    "co-leads": (LED_BY, False), "approvers": (MAINTAINED_BY, False), "reviewers": (MAINTAINED_BY, False),
+    "committers": (MAINTAINED_BY, False), "core team": (MAINTAINED_BY, False),
     "on-call": (ON_CALL, False), "on call": (ON_CALL, False),
 }
+# The relation phrases an introducing sentence may name ("the new team leads will be:", "it depends on:").
+HEADING_ORDER = {phrase: label for phrase, (label, _) in HEADING_RELATIONS.items()}
