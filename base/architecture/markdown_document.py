@@ -6,10 +6,13 @@ Kept apart so that the rules read what a document says, not how Markdown spells 
 from __future__ import annotations
 
 import re
+import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date as _date
 from types import MappingProxyType
+
+from tracegraph.base.temporal.dates import path_date
 
 # ---------------------------------------------------------------- dates
 
@@ -54,6 +57,9 @@ def parse_date(text: str) -> str:
 # ---------------------------------------------------------------- the document: sections and metadata
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})\s+(.*?)(?:\s+#+)?\s*$")
+# "- **Impact**:" alone on its line, its items nested under it: a section as some incident logs write them.
+_LABEL_ITEM = re.compile(r"^ {0,3}([-*+])\s+(?:\*\*|__)([^*_:]{2,40}?):?(?:\*\*|__):?\s*$")
+_LABEL_LEVEL = 7  # below every heading
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _SECTION_KEYS = tuple((key, re.compile(pattern)) for key, pattern in (
     ("metadata", r"^(?:metadata|meta|details|document (?:info|details)|properties)$"),
@@ -64,10 +70,11 @@ _SECTION_KEYS = tuple((key, re.compile(pattern)) for key, pattern in (
     ("context", r"context|problem statement|background|motivation"),
     ("exceptions", r"\bexceptions?\b|\bexemptions?\b|\bwaivers?\b"),
     ("lessons", r"lessons?|learn(?:ed|t|ings)|takeaways"),
-    ("root-cause", r"root[ -]?causes?|^causes?\b|contributing factors"),
+    ("root-cause", r"root[ -]?causes?|^causes?\b|contributing factors|^trigger|what went wrong"),
     ("action-items", r"action items?|follow[- ]?ups?|remediations?|corrective actions?|next steps|^actions\b"),
     ("impact", r"impact"),
-    ("timeline", r"timeline"),
+    ("timeline", r"timeline|key events|chronology"),
+    ("resolution", r"^resolution|^resolved|^recovery|^mitigation"),
     ("summary", r"summary|overview|what happened|tl;?dr"),
     ("incident", r"incident|outage"),
 ))
@@ -148,12 +155,13 @@ def read_document(text: str, title: str = "") -> Document:
         if _FENCE.match(raw):
             fenced = not fenced
             continue
-        found = None if fenced else _HEADING.match(raw)
+        found = None if fenced else _HEADING.match(raw) or _LABEL_ITEM.match(raw)
         if found is None:
             if not fenced:
                 body.append((index + 1, raw))
             continue
-        level, text_of_heading = len(found.group(1)), _inline(found.group(2))
+        level = len(found.group(1)) if found.re is _HEADING else _LABEL_LEVEL
+        text_of_heading = _inline(found.group(2))
         own = _section_key(text_of_heading)
         if level == 1 and not h1 and not sections and (own is None or ":" in text_of_heading
                                                         or len(text_of_heading.split()) > 3):  # not "# Context"
@@ -180,7 +188,10 @@ def read_document(text: str, title: str = "") -> Document:
 
 
 def _front_matter(lines: list[str]) -> tuple[dict[str, str], int]:
-    """YAML-ish front matter between "---" lines at the top: (normalised key → value, first line after it)."""
+    """YAML-ish front matter between "---" lines at the top (or TOML between "+++" lines): (normalised key →
+    value, first line after it)."""
+    if lines and lines[0].strip() == "+++":
+        return _toml_front_matter(lines)
     if not lines or lines[0].strip() != "---":
         return {}, 0
     end = next((k for k in range(1, min(len(lines), 60)) if lines[k].strip() in ("---", "...")), None)
@@ -199,6 +210,25 @@ def _front_matter(lines: list[str]) -> tuple[dict[str, str], int]:
             meta[last] = found.group(2).strip().strip("[]").replace("'", "").replace('"', "")
         elif last:
             last = ""
+    return meta, end + 1
+
+
+def _toml_front_matter(lines: list[str]) -> tuple[dict[str, str], int]:
+    """Hugo/Zola front matter: its title, date and authors (a dated `path` gives the date)."""
+    end = next((k for k in range(1, min(len(lines), 80)) if lines[k].strip() == "+++"), None)
+    if end is None:
+        return {}, 0
+    try:
+        data = tomllib.loads("\n".join(lines[1:end]))
+    except tomllib.TOMLDecodeError:
+        return {}, end + 1
+    meta: dict[str, str] = {}
+    for key, value in data.items():
+        name = _META_KEYS.get(str(key).lower())
+        if name and not isinstance(value, dict):
+            meta.setdefault(name, ", ".join(map(str, value)) if isinstance(value, list) else str(value))
+    if "date" not in meta and (dated := path_date(str(data.get("path", "")))):
+        meta["date"] = dated[:10]
     return meta, end + 1
 
 

@@ -31,7 +31,7 @@ ADR, POSTMORTEM, REVIEW = "text/x-adr", "text/x-postmortem", "text/x-review-comm
 DocumentKind = Literal["adr", "postmortem", "review-comments"]
 RecordKind = Literal["decision", "failure-pattern", "exception", "memory"]
 RECORD_KINDS: tuple[RecordKind, ...] = ("decision", "failure-pattern", "exception", "memory")
-FIELDS = ("rationale", "consequence", "root-cause", "impact", "action-items", "policy")
+FIELDS = ("rationale", "consequence", "root-cause", "impact", "action-items", "policy", "options")
 RELATIONS = ("why", "affected", "caused-by", "excepts", "concerns")
 GIST_LIMIT = 800  # characters of a record's text: enough for a decision, short enough to show in an answer
 _DECLARED: dict[str, DocumentKind] = {ADR: "adr", "adr": "adr", POSTMORTEM: "postmortem", "postmortem": "postmortem",
@@ -41,7 +41,7 @@ _DECLARED: dict[str, DocumentKind] = {ADR: "adr", "adr": "adr", POSTMORTEM: "pos
 
 @dataclass(frozen=True, slots=True)
 class MemoryRecord:
-    """One remembered thing. `fields` keys are FIELDS ("action-items" holds one item per line);
+    """One remembered thing. `fields` keys are FIELDS ("action-items" and "options" hold one item per line);
     `relations` maps RELATIONS to entity names as the document writes them."""
 
     kind: RecordKind
@@ -211,7 +211,8 @@ class _Names:
 # ---------------------------------------------------------------- recognising a document
 
 _ADR_MARKS = frozenset({"status", "context", "decision", "consequences", "options"})
-_POSTMORTEM_MARKS = frozenset({"summary", "impact", "root-cause", "action-items", "timeline", "lessons", "incident"})
+_POSTMORTEM_MARKS = frozenset({"summary", "impact", "root-cause", "action-items", "timeline", "lessons", "incident",
+                               "resolution"})
 _ADR_TITLE = re.compile(r"\bADR\b|architecture decision|decision record", re.IGNORECASE)
 _POSTMORTEM_TITLE = re.compile(r"post[- ]?mortem|incident|outage|retrospective|\bRCA\b", re.IGNORECASE)
 
@@ -269,18 +270,42 @@ def _decision(document: Document, names: _Names) -> list[MemoryRecord]:
     status = normalise_status(document.meta.get("status", "") or stated)
     when = parse_date(document.meta.get("date", "")) or parse_date(stated) or parse_date(document.prose("preamble"))
     why = names(document.title, decision)
+    # Why: the reasons the decision gives itself ("Chosen option: Sentry, because …"), then its context.
+    reasons = next((m.group(1) for m in _BECAUSE.finditer(decision)), "")
+    options = "\n".join(_option(text) for text in _considered(document))
     record = MemoryRecord(
         "decision", document.title or _headline(decision), gist(decision), document.first_line("decision"),
-        _author(document), when, status, {"rationale": gist(context), "consequence": gist(consequences)},
+        _author(document), when, status,
+        {"rationale": gist(" ".join(filter(None, (reasons, context)))), "consequence": gist(consequences),
+         "options": options},
         {"why": why, "concerns": _others(names(context, consequences), why)})
     return [record, *_exceptions(document, names, record)]
 
 
+_BECAUSE = re.compile(r"\b(?:because|since|given that|so that)\b,?\s+(.+)$", re.IGNORECASE | re.DOTALL)
+_CONSIDERED = re.compile(r"considered options|options considered|alternatives considered|^options$|^alternatives$",
+                         re.IGNORECASE)
+
+
+def _considered(document: Document) -> list[str]:
+    """The items of a "Considered Options" section (MADR), not its pros and cons."""
+    return [text for section in document.of("options") if _CONSIDERED.search(section.heading.strip())
+            for _, text in body_blocks(section.body, document.meta_lines)]
+
+
+def _option(text: str) -> str:
+    """An option as its name: "Sentry" of "[Sentry](https://sentry.io/) - hosted", "Option 1: Kafka"."""
+    return re.split(r"\s+[-–—]\s+|:\s", text, maxsplit=1)[0].strip(" `*")[:120]
+
+
 def _failure(document: Document, names: _Names) -> list[MemoryRecord]:
     summary = document.prose("summary", "incident") or document.prose("preamble") or document.prose("impact")
-    impact, cause = document.prose("impact"), document.prose("root-cause")
+    # Incident logs without a root-cause section tell it in their context ("the deletion script targeted live-1").
+    impact, cause = document.prose("impact"), document.prose("root-cause") or document.prose("context")
     actions = "\n".join(t for _, t in document.blocks("action-items"))
-    when = parse_date(document.meta.get("date", "")) or parse_date(document.prose("preamble")) or parse_date(summary)
+    # When it happened: a date in the title ("DNS Outage on 2023-01-25") before the report's own date.
+    when = parse_date(document.title) or parse_date(document.meta.get("date", "")) or \
+        parse_date(document.prose("preamble")) or parse_date(summary)
     record = MemoryRecord(
         "failure-pattern", document.title or _headline(summary), gist(summary),
         document.first_line("summary", "incident"), _author(document), when,

@@ -26,6 +26,7 @@ RELATIONS = {"why": TG.why, "affected": TG.affected, "caused-by": TG.causedBy, "
              "concerns": TG.concerns}
 RELATION_OF_PREDICATE = {p.iri: name for name, p in RELATIONS.items()}
 FIELDS = {"rationale": TG.rationale, "consequence": TG.consequence, "root-cause": TG.rootCause,
+          "options": TG.consideredOption,
           "impact": TG.impact, "action-items": TG.actionItem, "policy": TG.policy}
 
 ByLine = dict[int, list[Triple]]
@@ -78,7 +79,9 @@ def memory_facts(document: str, records: Sequence[MemoryRecord]) -> ByLine:
             (TG.summary, record.text), (DC.creator, record.author), (DC.date, record.date),
             (TG.decisionStatus, record.status)) if value]
         facts += [_fact(node, FIELDS[name], literal(value)) for name, value in record.fields.items()
-                  if value and name in FIELDS]
+                  if value and name in FIELDS and name != "options"]
+        facts += [_fact(node, TG.consideredOption, literal(option))  # one value per option
+                  for option in record.fields.get("options", "").split("\n") if option]
         for relation, names in record.relations.items():
             for name in dict.fromkeys(names):
                 entity = entity_uri(name)

@@ -164,6 +164,9 @@ class _Clauses:
         for child in token.children:
             if child.dep_ == "appos" and child.i in self.mentions:
                 return self.mentions[child.i].label
+        named = [c for c in token.lefts if c.dep_ == "compound" and c.i in self.mentions and c.i == token.i - 1]
+        if named:  # "the Concourse CI pipeline", "the Redis service": the name that heads the phrase
+            return self.mentions[named[0].i].label
         anaphor = self.anaphors.get(token.i)
         if anaphor is None or (not anaphor.words and not subject):
             return ""
@@ -318,13 +321,16 @@ class _Clauses:
         from Jenkins to Concourse", "migrate the state from Terraform Cloud to S3"."""
         lemma = verb.lemma_.lower()
         targets: dict[str, list[str]] = {}
-        for child in verb.children:
+        attached = [c for o in verb.children if o.dep_ == "dobj" for c in o.children]  # "the Redis service with …"
+        for child in [*verb.children, *attached]:
             if child.dep_ in ("prep", "agent") and child.lower_ in ("with", "by", "from", "to", "onto", "towards"):
                 named = [self.entity(t) for p in child.children if p.dep_ == "pobj" for t in (p, *p.conjuncts)]
                 targets.setdefault(child.lower_, []).extend(n for n in named if n)
         if lemma in _REPLACING:
-            replaced = [self.entity(c) for c in verb.children
-                        if c.dep_ == ("nsubjpass" if passive else "dobj")]
+            objects = [c for c in verb.children if c.dep_ == "dobj"]
+            # "Redis replaced with Valkey" (a headline's passive without its auxiliary): the subject was replaced
+            role = "nsubjpass" if passive else "dobj" if objects or "with" not in targets else "nsubj"
+            replaced = [self.entity(c, subject=role != "dobj") for c in verb.children if c.dep_ == role]
             old, new = [o for o in replaced if o], targets.get("with", []) + targets.get("by", [])
         elif lemma in _MOVING:
             old, new = targets.get("from", []), targets.get("to", []) + targets.get("onto", []) + \

@@ -185,7 +185,10 @@ def _fixed_names(doc: Doc | Span, lexicon: Lexicon) -> list[Span]:
             span = base.char_span(offset + m.start(), offset + m.end(), alignment_mode="expand")
             if span is not None:
                 found.append(span)
+    chunks = [(c.start, c.end) for c in doc.noun_chunks]
     for ent in getattr(doc, "ents", ()):
+        if any(start <= ent.start and ent.end <= end for start, end in chunks):
+            continue  # inside one noun phrase: the phrase decides ("AWS Certificate Manager", not "AWS Certificate")
         words = [t for t in ent if t.is_alpha or _IDENTIFIER.match(t.text)]
         while words and words[0].lower_ in ("the", "a", "an"):
             words = words[1:]

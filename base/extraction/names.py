@@ -26,6 +26,7 @@ KIND_WORDS: dict[str, tuple[EntityKind, bool]] = {
 }
 _LEADING = frozenset("""the a an this that these those our their its his her my your whose which every each
 all both any some no another other such same new old current existing""".split())
+_HONORIFICS = frozenset("dr mr mrs ms miss mx prof sir dame lord lady".split())
 _GLUED = re.compile(r"([a-z][a-z0-9]{2,}?)[-_]?service")
 _WRAPPING = "\"'`´“”‘’«»„*_[](){}<>:;,.!? \t\n"
 _POSSESSIVE = re.compile(r"(?<=\w)['’]s$|(?<=s)['’]$")
@@ -65,6 +66,8 @@ def canonical_name(text: str) -> Name:
     """
     words = clean(text).split()
     while len(words) > 1 and words[0].lower() in _LEADING:
+        words = words[1:]
+    if len(words) >= 3 and words[0].lower().rstrip(".") in _HONORIFICS:  # "Dr. Ada Kern" is Ada Kern; "Mr. Sexxx" stays
         words = words[1:]
     if not words:
         return Name("")

@@ -73,7 +73,7 @@ TG = Vocabulary("https://trustgraph.ai/ns/", """
     ReviewItem reviewStatus queuedAt reviewedAt reviewReason extractionSubgraph reviewedItem
     asOf knownAt stalenessWeight halfLifeDays supersededValue
     CodeOwnersRule Team Person SourceLine Decision FailurePattern PolicyException Memory
-    Service Datastore Library Platform firstLine lastLine phrase
+    Service Datastore Library Platform firstLine lastLine phrase consideredOption
     pathPattern codeOwner contactHandle codePath lineNumber
     why causedBy affected excepts concerns decisionStatus rationale consequence rootCause impact actionItem policy
 """)

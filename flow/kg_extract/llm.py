@@ -5,6 +5,7 @@ hallucinates, so such a fact lands well below the review threshold."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import unicodedata
@@ -14,6 +15,7 @@ from dataclasses import replace
 from pydantic import BaseModel, Field, ValidationError
 
 from tracegraph.base.errors import TraceGraphError
+from tracegraph.base.extraction.aligned import aligned
 from tracegraph.base.extraction.facts import Confidence, Extraction, Relation
 
 SYSTEM = (
@@ -116,16 +118,21 @@ def checked(extraction: Extraction, text: str) -> Extraction:
 Ask = Callable[[str, str], Awaitable[str]]  # (system, prompt) -> reply text
 
 
-async def extract(text: str, ask: Ask, attempts: int = 3) -> Extraction:
+async def extract(text: str, ask: Ask, attempts: int = 3, *, first_line: int = 1,
+                  model: str | None = None) -> Extraction:
     """Ask the model; on a malformed reply, ask again with the error, up to `attempts` times.
-    The facts come back with their confidence checked against `text`."""
+    The facts come back with their confidence checked against `text`, in the graph's canonical names and
+    predicates, placed on the lines of `text` (whose first line is `first_line` of its document); `model`
+    names the spaCy pipeline that lemmatises predicates."""
     prompt = f"Text:\n{text}"
     problem = ""
     for _ in range(attempts):
         reply = await ask(SYSTEM, prompt + (f"\n\nYour previous answer was invalid: {problem}. "
                                             "Answer with the JSON object only." if problem else ""))
         try:
-            return checked(parse(reply), text)
+            found = checked(parse(reply), text)
         except (json.JSONDecodeError, ValidationError) as exc:
             problem = str(exc).splitlines()[0][:300]
+            continue
+        return await asyncio.to_thread(aligned, found, text, first_line, model)
     raise ExtractionFailed(f"no valid JSON after {attempts} attempts; last problem: {problem}")

@@ -70,7 +70,7 @@ class KnowledgeExtractor(FlowProcessor):
         """LLM extraction; in auto mode, offline (model None) when no endpoint is configured."""
         ask = ModelAsker(flow, self.completion)
         try:
-            extraction = await llm.extract(chunk.text, ask)
+            extraction = await llm.extract(chunk.text, ask, first_line=chunk.line, model=self.settings.spacy_model)
         except RemoteError as exc:
             if exc.type == "llm-unavailable" and self.settings.extractor == "auto":
                 log.info("no LLM configured: extracting offline (will ask again in %.0fs)", RECHECK_LLM_SECONDS)
