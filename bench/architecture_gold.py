@@ -28,6 +28,10 @@ CODEOWNERS_KIND = "text/x-codeowners"
 # Words that do not tell two names apart ("cart service" = "cart", "Kafka topic" = "Kafka").
 GENERIC = frozenset("service services svc database db topic queue cluster server system component app "
                     "application project repository repo team instance".split())
+# Words that describe which one rather than name it ("self-hosted Jenkins", "the management EKS cluster"): left
+# over beside a name, they do not make it another thing.
+DESCRIPTORS = frozenset("self hosted managed default shared dedicated internal external legacy new old current "
+                        "production prod staging primary backup main local remote in management pipeline".split())
 STOP_WORDS = frozenset("""a about above after again against all also an and any are as at be because been before
 being below between both but by can could did do does doing down during each either else for from further had has
 have having he her here hers him his how however i if in into is it its itself just least less may me might more
@@ -127,8 +131,8 @@ def variants(name: str) -> tuple[tuple[str, ...], ...]:
 
 
 def words_match(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
-    """Equal (glued or spaced alike), or one's words a subset of the other's with only generic words
-    left over; a name of generic words alone matches only itself.
+    """Equal (glued or spaced alike), or one's words a subset of the other's with only generic or describing
+    words left over; a name of such words alone matches only itself.
 
     >>> words_match(("kafka",), ("kafka", "topic")), words_match(("cart",), ("redis", "cart"))
     (True, False)
@@ -136,9 +140,10 @@ def words_match(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
     if "".join(a) == "".join(b):
         return True
     sa, sb = set(a), set(b)
-    if not sa - GENERIC or not sb - GENERIC:
+    if not sa - GENERIC - DESCRIPTORS or not sb - GENERIC - DESCRIPTORS:
         return False
-    return (sa <= sb and sb - sa <= GENERIC) or (sb <= sa and sa - sb <= GENERIC)
+    loose = GENERIC | DESCRIPTORS
+    return (sa <= sb and sb - sa <= loose) or (sb <= sa and sa - sb <= loose)
 
 
 def names_match(a: str, b: str) -> bool:

@@ -1,7 +1,7 @@
 """What `tg-invoke-graph-rag`, `tg-invoke-document-rag` and `tg-search` share: the answer options (the
 question, the trace, streaming, sources, and when the answer stands: --as-of), and one loop that
 streams a RAG service's messages, prints each explain event as it arrives (-x), then the answer,
-its sources (--sources) and its token use (stderr)."""
+its sources (--sources, each with the lines its facts came from) and its token use (stderr)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 
 from tracegraph.cli.api import Api
 from tracegraph.cli.explain_render import TraceRenderer
+from tracegraph.cli.trace_sources import lines_by_document, used_edges
 
 
 def add_answer_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,9 +41,10 @@ async def print_answer(api: Api, args: argparse.Namespace, service: str, limits:
     request = {"query": args.question, "collection": args.collection, "streaming": args.streaming,
                **time_fields(args), **limits}
     renderer = TraceRenderer(api, args.flow_id, args.collection)
-    answer, final = [], {}
+    answer, final, explained = [], {}, []
     async for message in api.stream(args.flow_id, service, request):
         if message.get("message_type") == "explain":
+            explained += message.get("explain_triples", [])
             if args.explainable:
                 print("\n".join(await renderer.render(message["explain_id"], message["explain_triples"])))
                 print()
@@ -54,9 +56,11 @@ async def print_answer(api: Api, args: argparse.Namespace, service: str, limits:
             final = message
     print("" if args.streaming else "".join(answer))
     if args.sources and final.get("sources"):
+        lines = await lines_by_document(api, args.flow_id, args.collection, used_edges(explained))
         print("\nSources:")
         for source in final["sources"]:
-            print(f"  {source['title']}  <{source['uri']}>")
+            where = f"  ({lines[source['uri']]})" if source["uri"] in lines else ""
+            print(f"  {source['title']}  <{source['uri']}>{where}")
     if final.get("in_token") is not None:
         print(f"(tokens: in {final['in_token']}, out {final.get('out_token')}, model {final.get('model')})",
               file=sys.stderr)

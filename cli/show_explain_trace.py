@@ -8,33 +8,12 @@ from __future__ import annotations
 import json
 import sys
 
-from tracegraph.cli._client import add_collection_arguments, command_parser, run, show_term
+from tracegraph.cli._client import add_collection_arguments, command_parser, run
 from tracegraph.cli.api import Api
 from tracegraph.cli.explain_render import PROV, TraceRenderer, natural_key, step_kind
 from tracegraph.cli.trace_export import provenance_of
-from tracegraph.cli.explain_render import line_span
+from tracegraph.cli.trace_sources import print_trace_sources
 from tracegraph.cli.trace_store import fetch_trace, sub_traces
-
-# From the trace's Questions (the root and its sub-traces), through their steps, to the edges or chunks
-# they used, and from there through `urn:graph:source` to the documents.
-SOURCES = """
-PREFIX tg: <https://trustgraph.ai/ns/>
-PREFIX prov: <http://www.w3.org/ns/prov#>
-PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
-PREFIX dc: <http://purl.org/dc/elements/1.1/>
-SELECT DISTINCT ?via ?chunk ?chunkLabel ?document ?title ?first ?last WHERE {
-  VALUES ?question { %s }
-  {
-    GRAPH <urn:graph:retrieval> { ?step prov:wasDerivedFrom* ?question ; tg:selectedEdge/tg:edge ?via }
-    GRAPH <urn:graph:source> { ?subgraph tg:contains ?via ; prov:wasDerivedFrom ?chunk
-                               OPTIONAL { ?subgraph tg:firstLine ?first ; tg:lastLine ?last } }
-  } UNION {
-    GRAPH <urn:graph:retrieval> { ?step prov:wasDerivedFrom* ?question ; tg:selectedChunk ?chunk }
-    BIND(?chunk AS ?via)
-  }
-  GRAPH <urn:graph:source> { ?chunk a tg:Chunk ; rdfs:label ?chunkLabel ; prov:wasDerivedFrom+ ?document }
-  ?document a tg:Document ; dc:title ?title .
-} ORDER BY ?title ?chunkLabel"""
 
 TRIG_PREFIXES = {"tg": "https://trustgraph.ai/ns/", "prov": "http://www.w3.org/ns/prov#",
                  "rdfs": "http://www.w3.org/2000/01/rdf-schema#", "dc": "http://purl.org/dc/elements/1.1/"}
@@ -81,24 +60,11 @@ def main(argv: list[str] | None = None) -> int:
     async def body(api: Api) -> None:
         question, triples = await fetch_trace(api, args.flow_id, args.collection, args.uri)
         if args.sources:
-            await _print_sources(api, args, [question, *sub_traces(triples)])
+            await print_trace_sources(api, args.flow_id, args.collection, [question, *sub_traces(triples)])
             return
         print("\n".join(await render_tree(TraceRenderer(api, args.flow_id, args.collection), question, triples)))
 
     return run("tg-show-explain-trace", args, body)
-
-
-async def _print_sources(api: Api, args, questions: list[str]) -> None:
-    """Each edge or chunk with every chunk it came from, told as the plain view tells it (Chunk → Page → Document)."""
-    query = SOURCES % " ".join(f"<{q}>" for q in questions)
-    rows = (await api.flow_service(args.flow_id, "sparql", {"query": query, "collection": args.collection}))
-    if not rows.get("bindings"):
-        print("no edge or chunk this trace used has extraction provenance")
-    renderer = TraceRenderer(api, args.flow_id, args.collection)
-    for row in rows.get("bindings", []):
-        lines = line_span(row.get("first"), row.get("last"))
-        print(f"{show_term(row['via'])}\n    Source: {lines + ' of ' if lines else ''}"
-              f"{await renderer.chunk_chain(row['chunk'])}  <{row['document']['i']}>")
 
 
 def main_export(argv: list[str] | None = None) -> int:

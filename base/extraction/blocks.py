@@ -22,8 +22,8 @@ from mdit_py_plugins.front_matter import front_matter_plugin
 from tracegraph.schemas.ingest import TextBlock
 
 # "Owner: Billing squad", "**Status:** Accepted", "- Repo path: services/billing": a short key, then its value.
-_FIELD = re.compile(r"^(?P<key>[A-Za-z][\w ()/&'-]{0,40}?)\s*:\s+(?P<value>\S.*)$")
-_FIELD_WORDS = 5  # a key longer than this is a sentence with a colon in it, not a field
+_FIELD = re.compile(r"^(?P<key>[A-Za-z][\w /&'-]{0,40}?(?:\s*\([^()]{1,20}\))?)\s*:\s+(?P<value>\S.*)$")
+_FIELD_WORDS = 4  # a key longer than this is a sentence with a colon in it, not a field
 Block = TextBlock  # the wire model is the block itself: the chunker sends blocks to kg-extract as they are
 
 
@@ -78,7 +78,10 @@ def _joined(lines: Sequence[str]) -> tuple[str, tuple[int, ...]]:
 
 
 def _is_key(key: str) -> bool:
-    return len(key.split()) <= _FIELD_WORDS and not key.strip().endswith(("http", "https"))
+    """"Owner", "Repo path", "Owner(s)"; not "The Countess of Parma (Italian" or "see https"."""
+    words = key.split()
+    return len(words) <= _FIELD_WORDS and not key.strip().endswith(("http", "https")) and \
+        words[0].lower() not in ("the", "a", "an", "this", "it", "we", "i")
 
 
 class _Reader:

@@ -52,7 +52,8 @@ _RELATING = frozenset(["", "in", "on", "at", "by", "for", "from", "to", "into", 
 _VAGUE = frozenset("""new old large small big great good best major minor main former current famous popular
 well-known important early late recent modern local various several other same different such free high low long
 short full young simple common real true whole fast scalable powerful leading notable prominent first last""".split())
-_KIND_STOP = frozenset("kind type sort form part member one example way thing set number lot".split())
+_KIND_STOP = frozenset("""kind type sort form part member one example way thing set number lot branch successor
+predecessor alternative replacement version variant fork copy mix combination collection series pattern""".split())
 
 
 @dataclass(slots=True)
@@ -381,7 +382,8 @@ class _Clauses:
                         elif complement.pos_ in ("NOUN", "PROPN", "ADJ"):
                             label = " ".join(["is", article, *_content_words(complement), prep.lower_])
                             yield Found(subject, " ".join(label.split()), obj, PHRASAL, phrase=label, since=since)
-        for clause in (c for c in complement.children if c.dep_ == "acl" and c.pos_ == "VERB"):
+        clauses = [c for c in complement.children if c.dep_ == "acl" and c.pos_ == "VERB"]
+        for clause in [*clauses, *(k for c in clauses for k in c.conjuncts if k.pos_ == "VERB")]:
             # "X is a film directed by Y, starring Z": the clause on the complement is about X
             for preposition, target, middle in self.objects(clause):
                 obj = self.entity(target)
@@ -467,10 +469,7 @@ class _Clauses:
 def _build_verb_forms() -> dict[str, str]:
     """Third-person forms of the vocabulary's verbs ("stores" → store), for sentences the parser misread."""
     forms: dict[str, str] = {}
-    for key in vocab._ACTIVE:  # noqa: SLF001 - the vocabulary's own table of verbs
-        lemma = key.split("|")[0]
-        if " " in lemma:
-            continue
+    for lemma in vocab.verbs():
         if lemma.endswith("y") and lemma[-2:-1] not in "aeiou":
             forms[lemma[:-1] + "ies"] = lemma
         elif lemma.endswith(("s", "sh", "ch", "x", "z", "o")):
@@ -481,6 +480,9 @@ def _build_verb_forms() -> dict[str, str]:
 
 
 VERB_FORMS = _build_verb_forms()
+# Verbs a changelog item or a decision's title opens with in the imperative ("Replace Locust with k6").
+IMPERATIVES = frozenset({*vocab.verbs(), *_REPLACING, *_MOVING, "add", "remove", "drop", "deprecate", "retire", "introduce",
+                         "rename", "rewrite", "decommission", "bump"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -515,8 +517,7 @@ def repaired(sentence: Span) -> Repair | None:
 def _lemma(verb: Token) -> str:
     particle = next((c.lower_ for c in verb.children if c.dep_ == "prt"), "")
     lemma = verb.lemma_.lower()
-    return f"{lemma}|{particle}".replace("|", " ").strip() if particle and f"{lemma}|{particle}" in \
-        vocab._ACTIVE else lemma  # noqa: SLF001
+    return f"{lemma} {particle}" if particle and vocab.knows(lemma, particle) else lemma
 
 
 def _negated(verb: Token) -> bool:

@@ -26,7 +26,13 @@ _IDENTIFIER = re.compile(r"^(?=.*[A-Za-z])(?:[\w]+[-_.:][\w.\-_:]*\w|[A-Z][a-z]+
                          r"\d+[A-Za-z][\w]*)$")
 # Shapes of code, not of names: a file name, a method call, a lowerCamel variable, a flag, a path.
 _CODE = re.compile(r"(?i:\.(?:sh|py|go|js|ts|tsx|java|kt|rb|rs|cs|cpp|php|ex|exs|json|ya?ml|toml|md|txt|cfg|conf|"
-                   r"ini|xml|html|lock|env|proto|sql|tf|tfvars|erb))$|\(\)$|^[a-z]+[A-Z]|\.[a-z]+[A-Z]|^--?\w|/")
+                   r"ini|xml|html|lock|env|proto|sql|tf|tfvars|erb))$|\(\)$|^[a-z]+[A-Z]|\.[a-z]+[A-Z]|^--?\w|/"
+                   r"|^[A-Z0-9]+(?:_[A-Z0-9]+)+$")  # … a file, a call, a variable, a flag, a path, an ENV_VAR
+# English compounds written with a hyphen ("built-in", "self-host", "non-Linux", "low-frequency"): words, not names.
+_HYPHENATED_WORD = re.compile(r"^(?i:non|self|built|multi|high|low|full|real|open|cross|pre|post|re|co|well|long|"
+                              r"short|part|single|double|one|two|three|in|on|off|out|up|over|under|semi|anti|"
+                              r"auto|sub|super|inter|intra|first|second|third|third-party|end|time|cloud|user|"
+                              r"server|client|front|back)-")
 _DOMAIN = re.compile(r"\.(?:io|rs|com|org|net|uk|dev|js|ai|app|cloud|co|gov|is|de|fr|eu|NET|UK)$|^[A-Z][\w]*\.[A-Z]")
 _VERSIONISH = re.compile(r"^v?\d+(?:\.\d+)*[a-z]?$", re.I)
 _ACRONYM = re.compile(r"^[A-Z][A-Z0-9&]{1,7}s?$")
@@ -103,6 +109,8 @@ def _namey(token: Token, lexicon: Lexicon) -> bool:
                                              c.lower_ not in ("the", "this", "that") for c in token.children)
     if "." in text.strip(".") and not _DOMAIN.search(text):
         return False  # "demo.ad.requests", "app.product.id": a dotted code name, not a host or a product
+    if _HYPHENATED_WORD.match(text) and not any(c.isdigit() for c in text):
+        return False
     if _IDENTIFIER.match(text) or _ACRONYM.match(text):
         return True
     if not text[:1].isupper() or token.pos_ not in ("PROPN", "NOUN", "ADJ", "X"):

@@ -18,7 +18,9 @@ from spacy.tokens import Doc, Span
 from tracegraph.base.extraction import mermaid, nlp
 from tracegraph.base.extraction import vocabulary as vocab
 from tracegraph.base.extraction.blocks import Block, outline, read_blocks
-from tracegraph.base.extraction.clauses import COPULAR_DEFINITION, VERB_FORMS, Found, Topic, read_sentence, repaired
+from tracegraph.base.extraction.clauses import (
+    COPULAR_DEFINITION, IMPERATIVES, VERB_FORMS, Found, Topic, read_sentence, repaired,
+)
 from tracegraph.base.extraction.facts import Confidence, Extraction, Lines, Relation, strongest
 from tracegraph.base.extraction.mentions import Lexicon
 from tracegraph.base.extraction.names import KIND_WORDS, canonical_name, clean, handles_in
@@ -59,7 +61,7 @@ def document_context(blocks: Sequence[Block], title: str = "", path: str = "", p
             names.append(block.text)
     subject = title.strip() if plain and "/" not in title else _subject(blocks, title, path)
     if subject:
-        names += [subject, re.sub(r"\s*\([^()]*\)$", "", subject)]  # "B Boy (song)" is written "B Boy"
+        names += [subject, *_short_forms(subject)]  # "B Boy (song)" is written "B Boy"
     capitalised = set()
     for block in blocks:
         if block.kind in ("paragraph", "item", "row"):
@@ -70,8 +72,10 @@ def document_context(blocks: Sequence[Block], title: str = "", path: str = "", p
 
 
 def _code_name(code: str) -> bool:
-    """A code span that names something (`cart`, `frontend-proxy`), not a command, path or expression."""
-    return bool(re.fullmatch(r"[A-Za-z][\w.-]{1,40}", code)) and not code.startswith("-") and "." not in code[-1:]
+    """A code span that names something (`cart`, `frontend-proxy`), not a command, path, variable or call."""
+    return bool(re.fullmatch(r"[A-Za-z][\w.-]{1,40}", code)) and not code.startswith("-") and "." not in code[-1:] \
+        and not re.match(r"^[a-z]+[A-Z]|^[A-Z0-9]+(?:_[A-Z0-9]+)+$", code) and \
+        ("." not in code or bool(re.search(r"\.(?:io|rs|com|org|net|dev|js|ai)$", code)))
 
 
 def _subject(blocks: Sequence[Block], title: str, path: str) -> str:
@@ -84,7 +88,8 @@ def _subject(blocks: Sequence[Block], title: str, path: str) -> str:
         name = canonical_name(candidate)
         words = name.label.split()
         if name.label and len(words) <= 4 and not re.match(r"^[\d#]", name.label) and \
-                words[-1].lower() not in _DOCUMENT_WORDS and not re.search(r"[.!?:]$|\s-\s", candidate.strip()):
+                words[-1].lower() not in _DOCUMENT_WORDS and not re.search(r"[.!?:]$|\s-\s", candidate.strip()) \
+                and not re.search(r"\b(?:19|20)\d\d\b", candidate):  # "DNS Outage on 2023-01-25" is an event
             return name.label
     if path:
         parts = [p for p in re.split(r"[\\/]", path) if p]
@@ -156,7 +161,11 @@ class _Reader:
             elif block.kind in ("item", "paragraph") and not _heading_like(block):
                 if block.kind == "item" and listing:
                     self._listed(block, listed_subject, listing)
-                pending.append(_Pending(block, *_as_clause(_names_marked(block)), topic))
+                text, component = _component_tag(_without_asides(_names_marked(block)))
+                pending.append(_Pending(block, *_as_clause(text), Topic(default=component) if component else topic))
+            elif block.kind == "heading" and block.text.split(" ", 1)[0].lower() in IMPERATIVES:
+                # A title stating a decision ("Replace Terraform Cloud backend with AWS S3")
+                pending.append(_Pending(block, *_as_clause(re.sub(r"^[\d.#)\s]+", "", block.text)), topic))
             if block.kind == "paragraph" or block.kind == "heading":
                 intro = _introduced(block.text, subject) if block.kind == "paragraph" else None
         self.opening = pending[0] if pending else None
@@ -346,8 +355,8 @@ class _Reader:
         key = label.lower()
         bare = key.rsplit(" ", 1)[0] if " " in key and KIND_WORDS.get(key.rsplit(" ", 1)[1], ("", True))[1] is False \
             else key
-        if subject and label != subject and (key == re.sub(r"\s*\([^()]*\)$", "", subject).lower()
-                                             or bare == subject.lower() or _fuller(label, subject)):
+        if subject and label != subject and (key in _short_forms(subject) or bare == subject.lower()
+                                             or _fuller(label, subject)):
             return subject
         if bare in self.lexicon.names:  # the spelling the document declares: `quote`, not the parser's "Quote"
             return next((n for n in self.context.names if n.lower() == bare), label)
@@ -362,13 +371,47 @@ class _Reader:
 
 
 def _as_clause(text: str, subjectless: bool = False) -> tuple[str, int]:
-    """(text to parse, offset of the block's text in it): a description opening with a verb ("Stores the
-    items in Redis") gets "It" as its subject, which the topic resolves to what it describes."""
-    first = text.split(" ", 1)[0]
+    """(text to parse, characters added before the block's text): a description opening with a verb ("Stores
+    the items in Redis") gets "It" as its subject, which the topic resolves to what it describes; an item or
+    title in the imperative ("Replace Locust with k6") opens with its verb in lower case, so that the parser
+    reads a verb rather than a name."""
+    pad = len(text) - len(text.lstrip(" "))
+    first = text[pad:].split(" ", 1)[0]
+    rest = text[pad + len(first):]
     if re.fullmatch(r"[A-Z][a-z]+(?:s|es)", first) and (first.lower() in VERB_FORMS or subjectless) or \
             subjectless and re.fullmatch(r"[A-Z][a-z]+ly", first):
-        return "It " + first.lower() + text[len(first):], -3
+        return text[:pad] + "It " + first.lower() + rest, 3
+    if first.lower() in IMPERATIVES and first[:1].isupper():
+        return text[:pad] + first.lower() + rest, 0
     return text, 0
+
+
+_ASIDE = re.compile(r"\((?:born|died|b\.|d\.|c\.|circa|n[ée]e|also known as|aka|formerly|[A-Z][a-z]+:|"
+                    r"\d{3,4}\b)[^()]*\)", re.IGNORECASE)
+
+
+def _without_asides(text: str) -> str:
+    """Text for the parser with biographical and translation asides blanked out, same length ("Christopher
+    Nolan (born 30 July 1970) is …", "The Countess of Parma (Italian: La contessa di Parma) is …"), and
+    typewriter quotes (``like this'') made plain."""
+    text = text.replace("``", '" ').replace("''", ' "')
+    return _ASIDE.sub(lambda m: " " * len(m.group(0)), text)
+
+
+def _component_tag(text: str) -> tuple[str, str]:
+    """A changelog item's "[component] " prefix blanked out (same length) and the component it names."""
+    tag = re.match(r"^\[([\w ,./-]{1,40})\]\s+", text)
+    if not tag or "," in tag.group(1):
+        return text, ""
+    return " " * tag.end() + text[tag.end():], canonical_name(tag.group(1)).label
+
+
+def _short_forms(title: str) -> set[str]:
+    """How a text names its titled subject for short, lower case: "B Boy" for "B Boy (song)", "Rachal" for
+    "Rachal, Texas", "Laramie Project" for "The Laramie Project"."""
+    base = re.sub(r"\s*\([^()]*\)$", "", title)
+    forms = {base, base.split(",", 1)[0], re.sub(r"^(?:The|A|An)\s+", "", base)}
+    return {f.strip().lower() for f in forms if f.strip()}
 
 
 def _fuller(label: str, name: str) -> bool:

@@ -121,6 +121,16 @@ def canonical(lemma: str, preposition: str = "", *, passive: bool = False) -> Ca
     return Canonical(label, family, reverse=(label in _ACTIVE_REVERSED) != agent)
 
 
+def verbs() -> frozenset[str]:
+    """The one-word verb lemmas of the vocabulary ("store", "depend", "own" …)."""
+    return frozenset(key.split("|")[0] for key in _ACTIVE if " " not in key.split("|")[0])
+
+
+def knows(lemma: str, preposition: str = "") -> bool:
+    """Whether "lemma|preposition" is a form of the vocabulary (a particle verb such as "look up" too)."""
+    return f"{lemma}|{preposition}" in _ACTIVE
+
+
 def family_of(label: str) -> Family:
     """The family of a canonical label ("other" for any other predicate)."""
     if label in DEPENDENCY_LABELS:

@@ -35,6 +35,10 @@ import tracegraph.base.architecture.codeowners
 import tracegraph.base.architecture.codeowners_index
 import tracegraph.base.architecture.markdown_document
 import tracegraph.base.architecture.memory_docs
+import tracegraph.base.extraction.names
+import tracegraph.base.extraction.vocabulary
+import tracegraph.base.temporal.dates
+import tracegraph.cli.architecture
 
 
 @pytest.mark.parametrize("module", [tracegraph.flow.search.architecture_answers, tracegraph.base.architecture.code_paths, tracegraph.base.architecture.codeowners,
@@ -51,7 +55,9 @@ import tracegraph.base.architecture.memory_docs
                                     tracegraph.flow.search.pipeline, tracegraph.base.retrieval.names,
                                     tracegraph.base.provenance.query, tracegraph.base.provenance.agent,
                                     tracegraph.base.retrieval.global_map, tracegraph.base.stores.keyword,
-                                    tracegraph.base.retrieval.distinct_lines])
+                                    tracegraph.base.retrieval.distinct_lines, tracegraph.base.extraction.names,
+                                    tracegraph.base.extraction.vocabulary, tracegraph.base.temporal.dates,
+                                    tracegraph.cli.architecture])
 def test_doctests(module):
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
