@@ -202,6 +202,10 @@ class _Clauses:
         opening = [c for c in verb.lefts if c.dep_ in ("compound", "npadvmod") and c.pos_ in ("NOUN", "PROPN")]
         if opening and verb.dep_ == "ROOT":  # "Billing runs on Kubernetes" parsed with Billing as a compound
             return self._coordinated(opening[0]), passive
+        first = self.mentions.get(self.sentence.start + (1 if self.sentence[0].text in '"“' else 0))
+        if verb.dep_ == "ROOT" and first is not None and first.end <= verb.i + 1 and \
+                all(t.is_punct or first.start <= t.i < first.end for t in self.sentence.doc[self.sentence.start:first.start]):
+            return [first.label], passive  # '"It'll Be Me" is a song …': a quoted title the parser split up
         infinitive = any(c.dep_ == "aux" and c.lower_ == "to" for c in verb.children)
         if verb.dep_ in ("conj", "advcl", "xcomp") and not infinitive and verb.head is not verb and \
                 verb.head.pos_ in ("VERB", "AUX"):
@@ -363,15 +367,21 @@ class _Clauses:
             return
         role = _ROLE_NOUNS.get(word) if complement.pos_ == "NOUN" else None
         article = next((c.lower_ for c in complement.children if c.dep_ == "det"), "")
-        for prep in (c for c in complement.children if c.dep_ == "prep"):
-            lemma = role or (f"be {word}" if complement.pos_ == "ADJ" else "")
+        common = complement.pos_ == "NOUN" or (complement.pos_ == "PROPN" and complement.is_lower)
+        preps = [c for each in (complement, *(k for k in complement.conjuncts if k.pos_ in ("NOUN", "PROPN")))
+                 for c in each.children if c.dep_ == "prep"]  # "a lawyer and member of the Board"
+        for prep in preps:
+            complement_word = prep.head
+            lemma = (_ROLE_NOUNS.get(complement_word.lower_) if complement_word.pos_ == "NOUN" else None) or \
+                (f"be {complement_word.lower_}" if complement_word.pos_ == "ADJ" else "")
             for pobj in (c for c in prep.children if c.dep_ == "pobj"):
                 for target in (pobj, *pobj.conjuncts):
                     obj = self.entity(target)
                     if not obj:
                         continue
                     canonical = vocab.canonical(lemma, prep.lower_) if lemma else None
-                    phrase = f"{verb.text} {article} {_phrase_text(complement)} {prep.lower_}".lower()
+                    said = article if complement_word.i == complement.i else ""
+                    phrase = f"{verb.text} {said} {_phrase_text(complement_word)} {prep.lower_}".lower()
                     for subject in subjects:
                         if subject == obj:
                             continue
@@ -379,8 +389,8 @@ class _Clauses:
                             s, o = (obj, subject) if canonical.reverse else (subject, obj)
                             self._type_roles(canonical.label, o)
                             yield Found(s, canonical.label, o, CANONICAL, phrase=" ".join(phrase.split()), since=since)
-                        elif complement.pos_ in ("NOUN", "PROPN", "ADJ"):
-                            label = " ".join(["is", article, *_content_words(complement), prep.lower_])
+                        elif complement_word.pos_ in ("NOUN", "PROPN", "ADJ"):
+                            label = " ".join(["is", said, *_content_words(complement_word), prep.lower_])
                             yield Found(subject, " ".join(label.split()), obj, PHRASAL, phrase=label, since=since)
         clauses = [c for c in complement.children if c.dep_ == "acl" and c.pos_ == "VERB"]
         for clause in [*clauses, *(k for c in clauses for k in c.conjuncts if k.pos_ == "VERB")]:
@@ -393,7 +403,10 @@ class _Clauses:
                         if subject != obj:
                             yield Found(subject, _phrasal_label(clause, preposition, passive), obj, PHRASAL,
                                         phrase=_verb_phrase(clause, middle, preposition), since=since)
-        if complement.dep_ == "attr" and complement.pos_ == "NOUN" and not self.entity(complement):
+        if complement.dep_ == "attr" and common and not self.entity(complement):
+            if self.definition is None and (article in ("a", "an", "the") or word == "one"):
+                # "X is a/the …": the sentence defines its subject
+                self.definition = (subjects[0], " ".join(self.sentence.text.split()))
             kind = _kind_phrase(complement)
             if article in ("a", "an") and kind:
                 entity_kind = KIND_WORDS.get(complement.lower_, ("", False))[0]
@@ -402,8 +415,6 @@ class _Clauses:
                         self.kinds.setdefault(subject, entity_kind)
                     if not entity_kind or " " in kind:  # "a C++ based service" is a kind only; "a revision
                         yield Found(subject, "is a", kind, COPULAR_KIND)  # control system" says more
-                    if self.definition is None:
-                        self.definition = (subject, " ".join(self.sentence.text.split()))
 
     def _copular_preposition(self, verb: Token, prep: Token, subjects: list[str], since: str) -> Iterator[Found]:
         """"is on version 4.2", "is on call for Billing", "is in the EKS cluster"."""

@@ -78,11 +78,12 @@ class Lexicon:
         # lower-case word a name; "orders" is a common noun where the document writes the service "Orders".
         self.lower = {n for n in names if n.strip() and n == n.lower()} | self.codes
         self.capitalised = frozenset(capitalised)  # words the document capitalises inside its sentences
-        phrases = sorted((n for n in self.names if " " in n and len(n) > 3), key=len, reverse=True)
         # Declared names of several words, found verbatim whatever the parse: "B Boy" when the parser reads
-        # "B" as an adverb, "Lost Boyz" inside "the group Lost Boyz".
-        self.phrases = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(p) for p in phrases) + r")(?![\w-])",
-                                  re.IGNORECASE) if phrases else None
+        # "B" as an adverb, "Lost Boyz" inside "the group Lost Boyz". Written as declared: "the central bank
+        # of Sierra Leone" is no mention of the Bank of Sierra Leone.
+        phrases = sorted({n for n in names if " " in n.strip() and len(n) > 3}, key=len, reverse=True)
+        self.phrases = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(p) for p in phrases) + r")(?![\w-])") \
+            if phrases else None
 
     def declared(self, text: str) -> bool:
         low = text.lower()
@@ -204,7 +205,24 @@ def _fixed_names(doc: Doc | Span, lexicon: Lexicon) -> list[Span]:
                 all(t.text[:1].isupper() or t.lower_ in _NAME_JOINERS for t in words) and \
                 not any(_CODE.search(t.text) for t in words):
             found.append(base[words[0].i:ent.end])
+    found += _quoted(base, doc.start if isinstance(doc, Span) else 0, doc.end if isinstance(doc, Span) else len(base))
     return sorted(_disjoint(found), key=lambda s: s.start)
+
+
+_QUOTES = frozenset('"“”')
+
+
+def _quoted(doc: Doc, start: int, end: int) -> list[Span]:
+    """Quoted titles of works: "All You Need Is Love" is one name, its small words included."""
+    marks = [t.i for t in doc[start:end] if t.text in _QUOTES]
+    found = []
+    for left, right in zip(marks[::2], marks[1::2]):
+        inner = doc[left + 1:right]
+        words = [t for t in inner if t.is_alpha]
+        if 1 <= len(inner) <= 12 and words and inner[0].text[:1].isupper() and \
+                all(t.text[:1].isupper() or len(t.text) <= 4 for t in words):
+            found.append(inner)
+    return found
 
 
 def _disjoint(spans: list[Span]) -> list[Span]:

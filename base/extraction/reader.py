@@ -61,13 +61,14 @@ def document_context(blocks: Sequence[Block], title: str = "", path: str = "", p
             names.append(block.text)
     subject = title.strip() if plain and "/" not in title else _subject(blocks, title, path)
     if subject:
-        names += [subject, *_short_forms(subject)]  # "B Boy (song)" is written "B Boy"
+        names += [subject, *_short_forms(subject, keep_case=True)]  # "B Boy (song)" is written "B Boy"
     capitalised = set()
     for block in blocks:
         if block.kind in ("paragraph", "item", "row"):
             capitalised.update(re.findall(r"(?<=[\w,;)] )[A-Z][\w.'’-]*", block.text))
     cleaned = [n.label for n in (canonical_name(clean(n)) for n in names) if n.label and
                len(n.label.split()) <= _MAX_NAME_WORDS]
+    cleaned += [subject] if subject and len(subject.split()) > _MAX_NAME_WORDS else []
     return DocumentContext(subject=subject, names=tuple(dict.fromkeys(cleaned)), capitalised=tuple(sorted(capitalised)))
 
 
@@ -406,12 +407,12 @@ def _component_tag(text: str) -> tuple[str, str]:
     return " " * tag.end() + text[tag.end():], canonical_name(tag.group(1)).label
 
 
-def _short_forms(title: str) -> set[str]:
-    """How a text names its titled subject for short, lower case: "B Boy" for "B Boy (song)", "Rachal" for
-    "Rachal, Texas", "Laramie Project" for "The Laramie Project"."""
+def _short_forms(title: str, keep_case: bool = False) -> set[str]:
+    """How a text names its titled subject for short (lower case unless `keep_case`): "B Boy" for "B Boy
+    (song)", "Rachal" for "Rachal, Texas", "Laramie Project" for "The Laramie Project"."""
     base = re.sub(r"\s*\([^()]*\)$", "", title)
     forms = {base, base.split(",", 1)[0], re.sub(r"^(?:The|A|An)\s+", "", base)}
-    return {f.strip().lower() for f in forms if f.strip()}
+    return {f.strip() if keep_case else f.strip().lower() for f in forms if f.strip()}
 
 
 def _fuller(label: str, name: str) -> bool:

@@ -1,0 +1,77 @@
+"""A random sample of the knowledge facts a benchmark run stored, each with the document and lines it was
+read from, for a person to judge (the extraction issue's junk measure: the share a careful reader would
+reject). Reads the stores a run left in its --data-dir (bench/multihop_public.py, bench/architecture_public.py)
+directly, read-only; prints, never judges.
+
+    .venv/bin/python bench/fact_sample.py /tmp/mh --collection musique -n 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import re
+from pathlib import Path
+
+import pyoxigraph as ox
+
+from tracegraph.base.provenance.vocab import RDF, is_knowledge
+from tracegraph.base.stores.terms import from_ox
+from tracegraph.schemas.rdf import Triple
+
+FACTS = "SELECT ?s ?p ?o WHERE { ?s ?p ?o }"
+SOURCES = """PREFIX tg: <https://trustgraph.ai/ns/> PREFIX prov: <http://www.w3.org/ns/prov#>
+PREFIX dc: <http://purl.org/dc/elements/1.1/>
+SELECT ?title ?first ?last ?line WHERE {
+  GRAPH <urn:graph:source> { ?sg tg:contains <<( %s )>> ; prov:wasDerivedFrom ?parent .
+    ?parent prov:wasDerivedFrom* ?doc . OPTIONAL { ?sg tg:firstLine ?first ; tg:lastLine ?last }
+    OPTIONAL { ?parent tg:lineNumber ?line } }
+  ?doc a tg:Document ; dc:title ?title }"""
+LABEL = "SELECT ?l WHERE { <%s> <http://www.w3.org/2000/01/rdf-schema#label> ?l } LIMIT 1"
+
+
+def sample(store: ox.Store, n: int, seed: int) -> list[dict[str, str]]:
+    facts = []
+    for row in store.query(FACTS, use_default_graph_as_union=False):
+        fact = Triple(s=from_ox(row["s"]), p=from_ox(row["p"]), o=from_ox(row["o"]))
+        if fact.p.iri != RDF.type.iri and is_knowledge(fact):
+            facts.append((row["s"], row["p"], row["o"]))
+    picked = random.Random(seed).sample(sorted(facts, key=str), min(n, len(facts)))
+    return [_described(store, s, p, o) for s, p, o in picked]
+
+
+def _described(store: ox.Store, s, p, o) -> dict[str, str]:
+    where = []
+    for row in store.query(SOURCES % f"{s} {p} {o}"):
+        first, last, line = (row[k].value if row[k] is not None else "" for k in ("first", "last", "line"))
+        span = f"line {line}" if line else (f"line {first}" if first == last else f"lines {first}-{last}") if first \
+            else ""
+        where.append(f"{row['title'].value} {span}".strip())
+    return {"subject": _label(store, s), "predicate": re.split(r"[/#]", p.value)[-1].replace("-", " "),
+            "object": _label(store, o) if isinstance(o, ox.NamedNode) else o.value[:200],
+            "sources": "; ".join(sorted(set(where)))}
+
+
+def _label(store: ox.Store, node) -> str:
+    found = list(store.query(LABEL % node.value))
+    return found[0]["l"].value if found else node.value
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("data_dir", type=Path, help="a benchmark run's --data-dir")
+    p.add_argument("--collection", required=True, help="the collection to sample (musique, hotpotqa, govuk …)")
+    p.add_argument("--user", default="default", help="its user [default]")
+    p.add_argument("-n", type=int, default=100, help="facts to sample [100]")
+    p.add_argument("--seed", type=int, default=7, help="random seed [7]")
+    args = p.parse_args()
+    path = args.data_dir / "triples" / args.user / args.collection
+    if not path.exists():
+        raise SystemExit(f"fact_sample: no collection {args.collection!r} under {args.data_dir / 'triples'}")
+    store = ox.Store.read_only(str(path))
+    for k, fact in enumerate(sample(store, args.n, args.seed), 1):
+        print(f"{k:3}. {fact['subject']} | {fact['predicate']} | {fact['object']}\n       ← {fact['sources']}")
+
+
+if __name__ == "__main__":
+    main()
