@@ -122,6 +122,7 @@ def read_sentence(sentence: Span, lexicon: Lexicon, topic: Topic) -> SentenceRea
     verbs = [t for t in sentence if _is_predicate(t)]
     for verb in verbs:
         reading.relations += reader.relations_of(verb)
+    reading.relations += reader.appositions()
     reading.definition = reader.definition
     reading.kinds.update(reader.kinds)
     subject = reader.first_subject
@@ -227,8 +228,10 @@ class _Clauses:
     def objects(self, verb: Token) -> Iterator[tuple[str, Token, str]]:
         """(preposition, object token, words between verb and object that are no entity) for each object."""
         middle = ""
+        direct = any(c.dep_ in ("dobj", "obj") for c in verb.children)
         for child in verb.children:
-            if child.dep_ in ("dobj", "obj", "dative"):
+            # "Billing calls Orbit" may parse Orbit as a predicate of an object that is not there ("calls it X")
+            if child.dep_ in ("dobj", "obj", "dative") or child.dep_ == "oprd" and not direct:
                 if self.entity(child):
                     yield "", child, ""
                     yield from (("", c, "") for c in child.conjuncts if self.entity(c))
@@ -352,21 +355,26 @@ class _Clauses:
     def _copula(self, verb: Token, subjects: list[str], since: str) -> Iterator[Found]:
         """"X is a …", "X is the owner of Y", "X is responsible for Y", "X is on version 4.2", "X is deprecated"."""
         for child in verb.children:
-            if child.dep_ in ("attr", "acomp"):
+            if child.dep_ == "attr" and child.lower_ == "one" and (whole := _partitive(child)) is not None:
+                yield from self._complement(verb, whole, subjects, since, article="a")  # "one of the townships in X"
+            elif child.dep_ in ("attr", "acomp"):
                 yield from self._complement(verb, child, subjects, since)
             elif child.dep_ == "prep":
                 yield from self._copular_preposition(verb, child, subjects, since)
 
-    def _complement(self, verb: Token, complement: Token, subjects: list[str], since: str) -> Iterator[Found]:
+    def _complement(self, verb: Token | None, complement: Token, subjects: list[str], since: str,
+                    article: str | None = None) -> Iterator[Found]:
         """"X is deprecated", "X is the owner of Y", "X is a song by Y", "X is a film directed by Y", "X is a
-        <kind>" (and the sentence then defines X)."""
+        <kind>" (and the sentence then defines X). `article` stands in for the complement's own ("one of the
+        rural townships" reads as "a rural township")."""
         word = complement.lower_
         if word in _STATUSES and complement.dep_ == "acomp" or word in _STATUSES and not list(complement.children):
             for subject in subjects:
                 yield Found(subject, vocab.STATUS, word, VALUE, value=True, phrase=f"is {word}", since=since)
             return
         role = _ROLE_NOUNS.get(word) if complement.pos_ == "NOUN" else None
-        article = next((c.lower_ for c in complement.children if c.dep_ == "det"), "")
+        if article is None:
+            article = next((c.lower_ for c in complement.children if c.dep_ == "det"), "")
         common = complement.pos_ == "NOUN" or (complement.pos_ == "PROPN" and complement.is_lower)
         preps = [c for each in (complement, *(k for k in complement.conjuncts if k.pos_ in ("NOUN", "PROPN")))
                  for c in each.children if c.dep_ == "prep"]  # "a lawyer and member of the Board"
@@ -381,7 +389,9 @@ class _Clauses:
                         continue
                     canonical = vocab.canonical(lemma, prep.lower_) if lemma else None
                     said = article if complement_word.i == complement.i else ""
-                    phrase = f"{verb.text} {said} {_phrase_text(complement_word)} {prep.lower_}".lower()
+                    if said in ("a", "an"):  # "an American diplomatic post" of "one of the American … posts"
+                        said = "an" if _content_words(complement_word)[0][:1] in "aeiou" else "a"
+                    phrase = f"{verb.text if verb else 'is'} {said} {_phrase_text(complement_word)} {prep.lower_}".lower()
                     for subject in subjects:
                         if subject == obj:
                             continue
@@ -395,16 +405,24 @@ class _Clauses:
         clauses = [c for c in complement.children if c.dep_ == "acl" and c.pos_ == "VERB"]
         for clause in [*clauses, *(k for c in clauses for k in c.conjuncts if k.pos_ == "VERB")]:
             # "X is a film directed by Y, starring Z": the clause on the complement is about X
+            passive = clause.tag_ == "VBN"
             for preposition, target, middle in self.objects(clause):
                 obj = self.entity(target)
-                passive = clause.tag_ == "VBN"
-                if obj and self._phrasal(clause, preposition, middle, target):
-                    for subject in subjects:
-                        if subject != obj:
-                            yield Found(subject, _phrasal_label(clause, preposition, passive), obj, PHRASAL,
-                                        phrase=_verb_phrase(clause, middle, preposition), since=since)
-        if complement.dep_ == "attr" and common and not self.entity(complement):
-            if self.definition is None and (article in ("a", "an", "the") or word == "one"):
+                canonical = vocab.canonical(_lemma(clause), preposition, passive=passive) if obj else None
+                phrase = _verb_phrase(clause, middle, preposition)
+                for subject in subjects if obj else ():
+                    if subject == obj:
+                        continue
+                    if canonical:  # "a service owned by the Payments team"
+                        s, o = (obj, subject) if canonical.reverse else (subject, obj)
+                        yield Found(s, canonical.label, o, CANONICAL, phrase=phrase, since=since)
+                    elif self._phrasal(clause, preposition, middle, target):
+                        yield Found(subject, _phrasal_label(clause, preposition, passive), obj, PHRASAL,
+                                    phrase=phrase, since=since)
+        if (complement.dep_ in ("attr", "appos") or article == "a") and common and complement.i not in self.mentions:
+            # "an English Jesuit controversialist" describes; only a phrase that is itself a name is no definition
+            named = verb is None or not any(c.dep_ in _SUBJECTS and c.pos_ == "PRON" for c in verb.children)
+            if self.definition is None and named and verb is not None and (article in ("a", "an", "the") or word == "one"):
                 # "X is a/the …": the sentence defines its subject
                 self.definition = (subjects[0], " ".join(self.sentence.text.split()))
             kind = _kind_phrase(complement)
@@ -415,6 +433,14 @@ class _Clauses:
                         self.kinds.setdefault(subject, entity_kind)
                     if not entity_kind or " " in kind:  # "a C++ based service" is a kind only; "a revision
                         yield Found(subject, "is a", kind, COPULAR_KIND)  # control system" says more
+
+    def appositions(self) -> Iterator[Found]:
+        """"Copa Cat Pack, a swing band led by Matt Catingub": an appositive says what the name before it is,
+        as "is" would."""
+        for token in self.sentence:
+            if token.dep_ == "appos" and token.pos_ == "NOUN" and token.i not in self.mentions and \
+                    token.head.i in self.mentions and token.head.i < token.i:
+                yield from self._complement(None, token, [self.mentions[token.head.i].label], "")
 
     def _copular_preposition(self, verb: Token, prep: Token, subjects: list[str], since: str) -> Iterator[Found]:
         """"is on version 4.2", "is on call for Billing", "is in the EKS cluster"."""
@@ -525,6 +551,14 @@ def repaired(sentence: Span) -> Repair | None:
     return None
 
 
+def _partitive(one: Token) -> Token | None:
+    """The plural noun of "one of the six consular posts", or None."""
+    for prep in (c for c in one.children if c.dep_ == "prep" and c.lower_ == "of"):
+        for pobj in (c for c in prep.children if c.dep_ == "pobj" and c.pos_ == "NOUN" and c.tag_ == "NNS"):
+            return pobj
+    return None
+
+
 def _lemma(verb: Token) -> str:
     particle = next((c.lower_ for c in verb.children if c.dep_ == "prt"), "")
     lemma = verb.lemma_.lower()
@@ -612,7 +646,13 @@ def _phrase_text(token: Token) -> str:
 
 
 def _content_words(token: Token) -> list[str]:
-    return [t.lower_ for t in token.subtree if t.i <= token.i and t.dep_ in ("compound", "amod") or t is token]
+    """The noun with its modifiers, in the singular ("rural township" of "one of the rural townships")."""
+    return [_singular(t) if t is token else t.lower_ for t in token.subtree
+            if t.i <= token.i and t.dep_ in ("compound", "amod") or t is token]
+
+
+def _singular(noun: Token) -> str:
+    return noun.lemma_.lower() if noun.tag_ == "NNS" else noun.lower_
 
 
 def _kind_phrase(noun: Token) -> str:
@@ -627,7 +667,7 @@ def _kind_phrase(noun: Token) -> str:
     if adjective is not None and adjective.dep_ == "amod" and adjective.pos_ == "ADJ" and adjective.lower_ not in _VAGUE:
         # "a regional energy operator", "a peer-reviewed journal", "an English-American film director"
         words.insert(0, adjective.text if adjective.text[:1].isupper() else adjective.lower_)
-    return " ".join([*words, noun.lower_])
+    return " ".join([*words, _singular(noun)])
 
 
 def _verb_phrase(verb: Token, middle: str, preposition: str) -> str:

@@ -385,8 +385,14 @@ def _kind(span: Span | Iterable[Token], from_words: EntityKind) -> EntityKind:
 def person_like(span: Span | Iterable[Token]) -> bool:
     """Two to four capitalised plain words the parser calls a PERSON ("Ana Ruiz", "Jake Goulding")."""
     tokens = [t for t in span if t.is_alpha]
-    return 2 <= len(tokens) <= 4 and all(t.ent_type_ == "PERSON" and re.fullmatch(r"[A-Z][a-z'’-]+", t.text)
-                                         for t in tokens)
+    if len(tokens) >= 2 and _REGNAL.fullmatch(tokens[-1].text):
+        tokens = tokens[:-1]  # "Nicholas I", "Henry VIII"
+        return len(tokens) >= 1 and all(t.ent_type_ == "PERSON" and _NAME_WORD.fullmatch(t.text) for t in tokens)
+    return 2 <= len(tokens) <= 4 and all(t.ent_type_ == "PERSON" and _NAME_WORD.fullmatch(t.text) for t in tokens)
+
+
+_NAME_WORD = re.compile(r"[A-Z][a-z'’-]+")
+_REGNAL = re.compile(r"[IVX]{1,5}")
 
 
 def names_in(mentions: dict[int, Mention]) -> list[Mention]:

@@ -114,6 +114,9 @@ def extract(blocks: Sequence[Block], context: DocumentContext, model: str | None
     return _Reader(context, model).read(blocks)
 
 
+_PROSE_VALUE_WORDS = 4  # an unknown field's value this long is read as prose
+
+
 @dataclass(slots=True)
 class _Pending:
     """A text to parse, where its characters sit (block, offset of the text in the block's text), and the
@@ -155,8 +158,11 @@ class _Reader:
             elif block.kind == "field" and block.level and listing:
                 self._listed(block.model_copy(update={"kind": "item", "text": f"{block.key}: {block.text}"}),
                              listed_subject, listing)
-            elif block.kind == "field":
-                self._field(block, subject, block.key)
+            elif block.kind == "field" and not self._field(block, subject, block.key):
+                if len(block.text.split()) >= _PROSE_VALUE_WORDS:  # "Note: Billing calls Ledger", or a title
+                    # with a colon opening a sentence: the line is prose, its key included
+                    line = _without_asides(f"{block.key}: {block.text}")
+                    pending.append(_Pending(block, line, len(block.key) + 2, topic))
             elif block.kind == "row":
                 pending += self._row(block, subject)
             elif block.kind in ("item", "paragraph") and not _heading_like(block):
@@ -198,21 +204,25 @@ class _Reader:
         if not value:
             self.result.definitions.setdefault(o, "")
 
-    def _field(self, block: Block, subject: str, key: str) -> None:
-        """`Owner: Billing squad`, `Depends on: Ledger, Tax`, `Version: 4.2`, `Aliases: checkoutservice`."""
+    def _field(self, block: Block, subject: str, key: str) -> bool:
+        """`Owner: Billing squad`, `Depends on: Ledger, Tax`, `Version: 4.2`, `Aliases: checkoutservice`;
+        False when the key names no relation."""
         label = vocab.FIELD_RELATIONS.get(_key(key))
-        if label is None or not subject:
-            return
+        if label is None:
+            return False
+        if not subject:
+            return True
         lines = (block.first, block.last)
         if label in (vocab.VERSION, vocab.STATUS, vocab.CODE_PATH):
             value = _field_value(label, block)
             if value:
                 self._relate(subject, label, value, FIELD, lines, value=True, phrase=key.lower())
-            return
+            return True
         for name in self._names_in_value(block.text, owners=vocab.family_of(label) == "ownership"):
             if label == vocab.ALIAS and re.search(r"[_/]", name):
                 continue  # a URL alias of a page ("service_table"), not another name of the thing
             self._relate(subject, label, name, FIELD, lines, phrase=key.lower())
+        return True
 
     def _names_in_value(self, text: str, owners: bool = False) -> list[str]:
         """The names a field or cell lists: "Billing squad, @aruiz" → Billing squad, aruiz (handles kept)."""
