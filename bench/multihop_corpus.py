@@ -1,6 +1,6 @@
 """A seeded software-architecture world written as prose, with multi-hop questions whose gold facts are
 exactly what the offline extractor finds in it: the evaluation data for GraphRAG retrieval quality.
-Run it to print counts and to check every sentence and every gold fact against `offline.extract`."""
+Run it to print counts and to check every sentence and every gold fact against the offline extractor (`base/extraction`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tracegraph.base.provenance.uris import slug
-from tracegraph.flow.kg_extract.offline import extract
+from tracegraph.base.extraction.reader import extract_text
 
 Fact = tuple[str, str, str]
 HERE = Path(__file__).resolve().parent
@@ -352,7 +352,7 @@ def questions(seed: int = 7, two_hop: int = 150, three_hop: int = 110) -> list[d
 # -- checks ------------------------------------------------------------------------------------------------
 
 def _relations(text: str) -> list[Fact]:
-    return [(r.subject, r.predicate, r.object) for r in extract(text).relations]
+    return [(r.subject, r.predicate, r.object) for r in extract_text(text, markdown=False).relations]
 
 
 def check_sentences(docs: list[Document], world: World) -> list[str]:

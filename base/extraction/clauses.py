@@ -39,6 +39,7 @@ end-of-life eol legacy obsolete archived sunset active live frozen superseded ac
 _ROLE_NOUNS = {"owner": "be owner", "owners": "be owner", "lead": "be lead", "leader": "be leader",
                "maintainer": "be maintainer", "maintainers": "be maintainer", "head": "be lead",
                "steward": "be maintainer", "manager": "be lead"}
+_PERSONAL_NAME = re.compile(r"[A-Z][a-z'’-]+(?: (?:[A-Z]\.|[A-Z][a-z'’-]+)){1,3}")
 _VERSION = re.compile(r"^v?\d+(?:\.\d+)+[\w.-]*$|^v\d+$", re.I)
 _REPLACING = frozenset("replace swap substitute supplant".split())  # "replaced X with Y"
 _MOVING = frozenset("move migrate switch transition change upgrade port shift".split())  # "moved from X to Y"
@@ -68,7 +69,10 @@ class Topic:
 
     def resolve(self, anaphor: Anaphor) -> str:
         if anaphor.kind == "person" and not anaphor.words:
-            return self.people[-1] if self.people else ""
+            if self.people:
+                return self.people[-1]
+            # No one named yet: "he" is the passage's subject when that reads as a person's name ("Emil Fischer")
+            return self.default if _PERSONAL_NAME.fullmatch(re.sub(r"\s*\([^()]*\)$", "", self.default)) else ""
         here = self.current or self.default
         if not anaphor.words or all(w in KIND_WORDS for w in anaphor.words):
             return here
@@ -160,19 +164,26 @@ class _Clauses:
         """The entity a token stands for: its mention, the name in apposition to it ("the group Lost Boyz",
         "the American company Prometheus Global Media"), or what its anaphor refers to (a pronoun only as a
         subject: "writes them to PostgreSQL" says nothing about who "them" is)."""
-        found = self.mentions.get(token.i)
+        found = self.mention_of(token)
         if found is not None:
             return found.label
-        for child in token.children:
-            if child.dep_ == "appos" and child.i in self.mentions:
-                return self.mentions[child.i].label
-        named = [c for c in token.lefts if c.dep_ == "compound" and c.i in self.mentions and c.i == token.i - 1]
-        if named:  # "the Concourse CI pipeline", "the Redis service": the name that heads the phrase
-            return self.mentions[named[0].i].label
         anaphor = self.anaphors.get(token.i)
         if anaphor is None or (not anaphor.words and not subject):
             return ""
         return self.topic.resolve(anaphor)
+
+    def mention_of(self, token: Token) -> Mention | None:
+        """The name a token stands for: its own, the one in apposition to it, or the name heading its phrase."""
+        found = self.mentions.get(token.i)
+        if found is not None:
+            return found
+        for child in token.children:
+            if child.dep_ == "appos" and child.i in self.mentions:
+                return self.mentions[child.i]
+        named = [c for c in token.lefts if c.dep_ == "compound" and c.i in self.mentions and c.i == token.i - 1]
+        if named:  # "the Concourse CI pipeline", "the Redis service": the name that heads the phrase
+            return self.mentions[named[0].i]
+        return None
 
     def entity_type(self, label: str) -> str:
         """The parser's entity type of a name in this sentence when one named entity is the whole name ("GPE"
@@ -264,8 +275,14 @@ class _Clauses:
         if subjects and not self.first_subject and verb.dep_ == "ROOT":
             self.first_subject = subjects[0]
             self.topic.current = subjects[0]  # "Checkout does not depend on Tax, but it calls Orders"
-        if _negated(verb) or _historical(verb):
+        if _negated(verb):
             return []
+        if _historical(verb):  # "was the currency of Finland until 2002": true of its time, in its own tense;
+            # a canonical relation ("until now Skyline wrote to …") no longer holds, so it is no fact now
+            return [f for f in self.relations_of_now(verb, subjects, passive) if f.confidence is PHRASAL]
+        return self.relations_of_now(verb, subjects, passive)
+
+    def relations_of_now(self, verb: Token, subjects: list[str], passive: bool) -> list[Found]:
         changes = list(self._changes(verb, passive))
         if changes or not subjects:
             return changes  # "we replaced Redis with Valkey": the change, whoever made it
@@ -317,8 +334,7 @@ class _Clauses:
         """Whether a verb outside the vocabulary states a relation worth keeping: a content verb ("founded",
         "was born in"), a short object, a preposition that relates ("in", "by", "for" …), and an object that
         is a proper name, not a word the document also uses as one."""
-        mention = self.mentions.get(target.i) or next(
-            (self.mentions[c.i] for c in target.children if c.dep_ == "appos" and c.i in self.mentions), None)
+        mention = self.mention_of(target)
         proper = mention is not None and any(t.pos_ == "PROPN" or t.ent_type_ for t in
                                              self.sentence.doc[mention.start:mention.end])
         return (verb.lemma_.lower() not in _LIGHT_VERBS and len(middle.split()) <= 2 and proper
@@ -400,7 +416,7 @@ class _Clauses:
                             self._type_roles(canonical.label, o)
                             yield Found(s, canonical.label, o, CANONICAL, phrase=" ".join(phrase.split()), since=since)
                         elif complement_word.pos_ in ("NOUN", "PROPN", "ADJ"):
-                            label = " ".join(["is", said, *_content_words(complement_word), prep.lower_])
+                            label = " ".join([_copula_word(verb), said, *_content_words(complement_word), prep.lower_])
                             yield Found(subject, " ".join(label.split()), obj, PHRASAL, phrase=label, since=since)
         clauses = [c for c in complement.children if c.dep_ == "acl" and c.pos_ == "VERB"]
         for clause in [*clauses, *(k for c in clauses for k in c.conjuncts if k.pos_ == "VERB")]:
@@ -467,7 +483,8 @@ class _Clauses:
                 if obj and prep.lower_ in ("in", "on", "inside", "within", "part of"):
                     for subject in subjects:
                         if subject != obj:
-                            yield Found(subject, f"is {prep.lower_}", obj, PHRASAL, phrase=f"is {prep.lower_}",
+                            said = f"{_copula_word(verb)} {prep.lower_}"
+                            yield Found(subject, said, obj, PHRASAL, phrase=said,
                                         since=since)
 
     def _versions(self, verb: Token, subjects: list[str], since: str) -> Iterator[Found]:
@@ -549,6 +566,11 @@ def repaired(sentence: Span) -> Repair | None:
             rewritten = f"{text[sentence.start_char:token.idx]}will {lemma}{text[token.idx + len(token.text):sentence.end_char]}"
             return Repair(rewritten, token.text.lower(), lemma)
     return None
+
+
+def _copula_word(verb: Token | None) -> str:
+    """"was" for a copula in the past ("was the currency of"), else "is"."""
+    return "was" if verb is not None and verb.tag_ == "VBD" else "is"
 
 
 def _partitive(one: Token) -> Token | None:
@@ -640,8 +662,9 @@ def _ent_text(token: Token) -> str:
 
 def _phrase_text(token: Token) -> str:
     """A noun phrase's words, without determiners ("user shopping carts")."""
-    words = [t for t in token.subtree if t.dep_ not in ("det", "punct", "prep", "pobj", "relcl", "acl")
-             and t.i <= token.i]
+    dropped = {d.i for t in token.children if t.dep_ in ("poss", "nummod", "det") for d in t.subtree}
+    words = [t for t in token.subtree if t.dep_ not in ("det", "punct", "prep", "pobj", "relcl", "acl", "case")
+             and t.i <= token.i and t.i not in dropped]
     return " ".join(t.text for t in words)
 
 

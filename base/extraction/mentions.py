@@ -384,7 +384,9 @@ def _kind(span: Span | Iterable[Token], from_words: EntityKind) -> EntityKind:
 
 def person_like(span: Span | Iterable[Token]) -> bool:
     """Two to four capitalised plain words the parser calls a PERSON ("Ana Ruiz", "Jake Goulding")."""
-    tokens = [t for t in span if t.is_alpha]
+    tokens = [t for t in span if t.is_alpha or _INITIAL.fullmatch(t.text)]
+    if len(tokens) >= 3 and all(_INITIAL.fullmatch(t.text) is None for t in (tokens[0], tokens[-1])):
+        tokens = [t for t in tokens if _INITIAL.fullmatch(t.text) is None]  # "Emil B. Fischer"
     if len(tokens) >= 2 and _REGNAL.fullmatch(tokens[-1].text):
         tokens = tokens[:-1]  # "Nicholas I", "Henry VIII"
         return len(tokens) >= 1 and all(t.ent_type_ == "PERSON" and _NAME_WORD.fullmatch(t.text) for t in tokens)
@@ -393,6 +395,7 @@ def person_like(span: Span | Iterable[Token]) -> bool:
 
 _NAME_WORD = re.compile(r"[A-Z][a-z'’-]+")
 _REGNAL = re.compile(r"[IVX]{1,5}")
+_INITIAL = re.compile(r"[A-Z]\.")
 
 
 def names_in(mentions: dict[int, Mention]) -> list[Mention]:

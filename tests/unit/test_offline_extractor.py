@@ -130,7 +130,7 @@ def test_a_surname_alone_is_the_one_person_of_the_passage_who_has_it():
     found = extract('The book was praised by "Adweek". G. Stanley Hall\'s theory shaped the field. '
                     "Hall, who was the first president of the American Psychological Association, wrote it.")
     assert "G. Stanley Hall" in found.definitions and "G. Stanley Hall's" not in found.definitions
-    assert Relation("G. Stanley Hall", "is the first president of", "American Psychological Association") \
+    assert Relation("G. Stanley Hall", "was the first president of", "American Psychological Association") \
         in found.relations
 
 
