@@ -25,7 +25,8 @@ KIND_WORDS: dict[str, tuple[EntityKind, bool]] = {
     **{w: ("platform", True) for w in ("cluster", "platform", "environment", "account", "region", "vpc")},
 }
 _LEADING = frozenset("""the a an this that these those our their its his her my your whose which every each
-all both any some no another other such same new old current existing""".split())
+all both any some no another""".split())
+_LEADING_LOWER = frozenset("other such same new old current existing".split())  # "the new X"; not "New York"
 _HONORIFICS = frozenset("dr mr mrs ms miss mx prof sir dame lord lady".split())
 _GLUED = re.compile(r"([a-z][a-z0-9]{2,}?)[-_]?service")
 _WRAPPING = "\"'`´“”‘’«»„*_[](){}<>:;,.!? \t\n"
@@ -44,13 +45,16 @@ def clean(text: str) -> str:
     """`text` without surrounding quotes, emphasis, brackets and punctuation, a possessive "'s", or runs of
     spaces.
 
-    >>> clean(' "**Billing\\'s**" '), clean("`frontend-proxy`"), clean("docs.rs.")
-    ('Billing', 'frontend-proxy', 'docs.rs')
+    >>> clean(' "**Billing\\'s**" '), clean("`frontend-proxy`"), clean("docs.rs."), clean("Pink Floyd (band)")
+    ('Billing', 'frontend-proxy', 'docs.rs', 'Pink Floyd (band)')
     """
     text, before = " ".join(text.split()), None
     while text != before:
         before = text
         text = _POSSESSIVE.sub("", text.strip(_WRAPPING))
+        for opening, closing in ("()", "[]"):  # "Pink Floyd (band)" keeps the bracket it opened
+            if before.endswith(closing) and text.count(opening) > text.count(closing):
+                text += closing
     return text
 
 
@@ -65,7 +69,7 @@ def canonical_name(text: str) -> Name:
     (Name(label='management EKS cluster', kind='platform'), Name(label='Service', kind=''))
     """
     words = clean(text).split()
-    while len(words) > 1 and words[0].lower() in _LEADING:
+    while len(words) > 1 and (words[0].lower() in _LEADING or words[0] in _LEADING_LOWER):
         words = words[1:]
     if len(words) >= 3 and words[0].lower().rstrip(".") in _HONORIFICS:  # "Dr. Ada Kern" is Ada Kern; "Mr. Sexxx" stays
         words = words[1:]

@@ -56,8 +56,17 @@ def without_qualifier(title: str) -> str:
 
 
 def title_entities(title: str) -> list[str]:
-    """The entity IRIs a document title names: the whole title and, if it has one, the name without its qualifier."""
-    return list(dict.fromkeys(entity_uri(t) for t in (title, without_qualifier(title)) if t.strip()))
+    """The entity IRIs a document title names: the whole title and, if it has one, the name without its
+    qualifier, each also without a leading article (extraction names "The Beatles" Beatles).
+
+    >>> [e.rsplit("/", 1)[1] for e in title_entities("The Beatles (band)")]
+    ['the-beatles-band', 'beatles-band', 'the-beatles', 'beatles']
+    """
+    names = [n for t in (title, without_qualifier(title)) for n in (t, _ARTICLE.sub("", t))]
+    return list(dict.fromkeys(entity_uri(n) for n in names if n.strip()))
+
+
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+(?=\S)", re.IGNORECASE)
 
 
 @dataclass

@@ -18,6 +18,7 @@ from tracegraph.flow.graph_rag.focus import (
     FOCUS_SYSTEM, Edge, Scored, focus_prompt, offline_selection, parse_selection, score_edges, weighed, with_staleness,
 )
 from tracegraph.base.provenance import passages as passages_trace
+from tracegraph.flow.graph_rag import text_passages
 from tracegraph.base.retrieval.names import question_names
 from tracegraph.base.retrieval.distinct_lines import distinct_texts
 from tracegraph.base.retrieval.passage_graph import PassageGraph, passage_graph_of
@@ -102,6 +103,8 @@ class GraphRagPipeline:
         self.llm = True  # cleared when the LLM says it is not configured
         self.graph: PassageGraph | None = None
         self.ranked: list[RankedPassage] = []  # the passages Exploration read, best first
+        self.texts: list[text_passages.TextPassage] = []  # ranked passages with no fact: read as text
+        self.question_vector: list[float] = []
 
     async def run(self, question: str, *, streaming: bool = False, parent_uri: str | None = None,
                   session_id: str | None = None) -> AsyncIterator[Step]:
@@ -139,11 +142,13 @@ class GraphRagPipeline:
 
         vectors = await self.tools.embed([retrieval_text(c) for c in concepts])
         names = [c for c in concepts if c != question]
-        ranking = await self._rank(retrieval_text(question), vectors[concepts.index(question)] if question in concepts
-                                   else (await self.tools.embed([retrieval_text(question)]))[0], names)
+        self.question_vector = vectors[concepts.index(question)] if question in concepts \
+            else (await self.tools.embed([retrieval_text(question)]))[0]
+        ranking = await self._rank(retrieval_text(question), self.question_vector, names)
         e_uri = prov.step_uri("exploration", sid)
         if ranking is not None and ranking.passages:
             edges = await self._passage_edges(session, ranking)
+            self.texts = await text_passages.read(self.tools, text_passages.factless(self.graph, ranking.passages))
             seeds = [seed.node for seed in ranking.seeds if not seed.node.startswith("urn:chunk:")]
             explored = [*prov.exploration_triples(e_uri, g_uri, len(edges), seeds),
                         *passages_trace.seed_triples(e_uri, ranking.seeds, lambda i: prov.seed_uri(sid, i)),
@@ -162,7 +167,10 @@ class GraphRagPipeline:
         session.usage += usage or Usage()
         f_uri = prov.step_uri("focus", sid)
         yield Explain(f_uri, [*prov.focus_triples(f_uri, e_uri, sid, selected, usage, method, notes),
-                              *(prov.nothing_found_triples(f_uri, NO_SELECTION) if not selected else [])])
+                              *passages_trace.chunk_selection_triples(
+                                  f_uri, self.texts, lambda i: f"{prov.step_uri('chunk', sid)}/{i}"),
+                              *(prov.nothing_found_triples(f_uri, NO_SELECTION) if not selected and not self.texts
+                                else [])])
 
         done = Synthesised()
         async for chunk in self._synthesis(session, question, selected, streaming, done):
@@ -362,27 +370,33 @@ class GraphRagPipeline:
                           streaming: bool) -> AsyncIterator[Chunk | Completion]:
         facts = [" ".join([await self._label(session, e.s), await self._label(session, e.p),
                            await self._label(session, e.o)]) for e in selected]
-        if self.llm and facts:
-            system = ("Answer the question using only the knowledge statements given. If they do not contain "
-                      "the answer, say so.")
+        if self.llm and (facts or self.texts):
+            system = ("Answer the question using only the knowledge statements and passages given. If they do not "
+                      "contain the answer, say so.")
             prompt = f"Question: {question}\nKnowledge statements:\n" + "\n".join(f"- {f}" for f in facts)
+            if self.texts:
+                prompt += "\nPassages:\n" + text_passages.prompt_block(self.texts)
             async for piece in self._generate(system, prompt, streaming):
                 yield piece
             if self.llm:
                 return
+        parts = []
         if facts:
-            text = ("Offline answer (no LLM configured), quoting the knowledge graph's facts most related to the "
-                    "question:\n" + "\n".join(f"- {f.rstrip('.')}." for f in distinct_texts(facts[:10])))
+            parts.append("Offline answer (no LLM configured), quoting the knowledge graph's facts most related to "
+                         "the question:\n" + "\n".join(f"- {f.rstrip('.')}." for f in distinct_texts(facts[:10])))
         else:
-            text = "Offline answer (no LLM configured): the knowledge graph holds no facts related to the question."
-        yield Chunk(text, end_of_stream=True)
+            parts.append("Offline answer (no LLM configured): the knowledge graph holds no facts related to the "
+                         "question.")
+        if self.texts:
+            parts.append(await text_passages.quotes(self.tools, self.question_vector, self.texts))
+        yield Chunk("\n\n".join(parts), end_of_stream=True)
 
     async def _sources(self, selected: list[SelectedEdge]) -> list[tuple[str, str]]:
         """The documents the selected edges were extracted from, most relevant first: in the order of
         the ranked passages they came from, or else (edges found by walking) through their
         provenance, subgraph → chunk → page → document."""
         if self.ranked:
-            return ranked_sources(self.graph, self.ranked, selected)
+            return ranked_sources(self.graph, self.ranked, selected, {p.uri for p in self.texts})
         return merged_sources(await self._documents_per_edge(selected))
 
     async def _documents_per_edge(self, selected: list[SelectedEdge]) -> list[dict[str, str]]:
@@ -414,14 +428,16 @@ def merged_sources(per_edge: list[dict[str, str]]) -> list[tuple[str, str]]:
     return list({uri: title for documents in per_edge for uri, title in documents.items()}.items())
 
 
-def ranked_sources(graph: PassageGraph, ranked: list[RankedPassage], selected: list[SelectedEdge]
-                   ) -> list[tuple[str, str]]:
-    """(document, title) of the ranked passages that supplied a selected edge, in passage rank order."""
+def ranked_sources(graph: PassageGraph, ranked: list[RankedPassage], selected: list[SelectedEdge],
+                   read_as_text: set[str] = frozenset()) -> list[tuple[str, str]]:
+    """(document, title) of the ranked passages that supplied a selected edge or were read as text, in
+    passage rank order."""
     wanted = {Triple(s=e.s, p=e.p, o=e.o) for e in selected}
     out: dict[str, str] = {}
     for passage in ranked:
         vertex = graph.passage_index.get(passage.uri)
-        if vertex is not None and passage.document and wanted.intersection(graph.facts[vertex]):
+        used = passage.uri in read_as_text or vertex is not None and wanted.intersection(graph.facts[vertex])
+        if passage.document and used:
             out.setdefault(passage.document, passage.title or passage.document)
     return list(out.items())
 

@@ -9,6 +9,7 @@ and carries the confidence block, which the caller also receives on the last mes
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Sequence
@@ -26,11 +27,13 @@ from tracegraph.base.retrieval.confidence import Support, assess
 from tracegraph.base.retrieval.fusion import Fused, reciprocal_rank_fusion
 from tracegraph.base.retrieval.rerank import Reranker
 from tracegraph.base.retrieval.staleness import HALF_LIFE_DAYS, weighed_score
+from tracegraph.flow.graph_rag import text_passages
 from tracegraph.flow.graph_rag.focus import with_staleness
 from tracegraph.flow.graph_rag.pipeline import (
     Explain, GraphRagPipeline, Synthesised, _Session, merged_sources, retrieval_text,
 )
 from tracegraph.flow.graph_rag.pipeline import Limits as GraphRagLimits
+from tracegraph.base.provenance import passages as passages_trace
 from tracegraph.base.provenance.passages import seed_triples
 from tracegraph.base.provenance.global_search import typed_question_triples
 from tracegraph.base.provenance.vocab import PROV, TG
@@ -128,7 +131,12 @@ class SearchPipeline(GraphRagPipeline):
                               *seed_triples(e_uri, ppr_seeds, lambda i: prov.seed_uri(sid, i)),
                               *trace.strategy_triples(e_uri, sid, records), *self.time_notes(e_uri)])
 
-        kept = await self.rerank(ctx, fused, await self._passages(runs, fused[: limits.rerank_pool]))
+        passages = await self._passages(runs, fused[: limits.rerank_pool])
+        kept = await self.rerank(ctx, fused, passages)
+        ranks = runs["ppr"].details.pop("ranks", {}) if "ppr" in runs else {}
+        self.texts = await text_passages.read(self.tools, runs["ppr"].details.pop("factless", [])) \
+            if "ppr" in runs else []
+        self.question_vector = ctx.vector
         selected = [SelectedEdge(f.key.s, f.key.p, f.key.o, reasoning=_reason(f, score, rank), score=score,
                                  ppr=ppr_scores.get(f.key))
                     for rank, (f, score) in enumerate(kept, start=1)]
@@ -144,7 +152,9 @@ class SearchPipeline(GraphRagPipeline):
         for index, (f, _) in enumerate(kept):
             focus += trace.selection_detail_triples(prov.edge_selection_uri(sid, index), f.score, list(f.ranks))
         yield Explain(f_uri, [*focus, *trace.fusion_triples(f_uri, limits.rrf_k, self.reranker.name),
-                              *([] if selected else prov.nothing_found_triples(
+                              *passages_trace.chunk_selection_triples(
+                                  f_uri, self.texts, lambda i: f"{prov.step_uri('chunk', sid)}/{i}"),
+                              *([] if selected or self.texts else prov.nothing_found_triples(
                                   f_uri, "no strategy found a fact related to the question"))])
 
         done = Synthesised()
@@ -162,7 +172,13 @@ class SearchPipeline(GraphRagPipeline):
                        focus=runs["ppr"].details.pop("top_dense", 0.0) if "ppr" in runs else 0.0,
                        question=searched, sentences=[e.text for e in evidence])
         yield await synthesis_step(self.tools, sid, f_uri, f"Search Answer: {question[:50]}", done, block)
-        yield SearchFinished(session.usage, merged_sources(documents), answer, block, tuple(evidence),
+        ranked_at: dict[str, float] = {}
+        for (f, _), found in zip(kept, documents):
+            for document in found:
+                rank = ranks.get(passages.get(f.key, ""), math.inf)
+                ranked_at[document] = min(ranked_at.get(document, math.inf), rank)
+        sources = text_passages.interleaved(merged_sources(documents), ranked_at, self.texts, ranks)
+        yield SearchFinished(session.usage, sources, answer, block, tuple(evidence),
                              route.query_type)
 
     async def _answered_by(self, route: router.Route) -> str | None:

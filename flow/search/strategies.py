@@ -17,6 +17,7 @@ from tracegraph.base.provenance.query import Usage
 from tracegraph.base.retrieval import nl_sparql
 from tracegraph.base.retrieval.passage_graph import passage_graph_of
 from tracegraph.base.retrieval.ppr import best_of_each_passage_first, rank_passages
+from tracegraph.flow.graph_rag.text_passages import factless
 from tracegraph.base.retrieval.relations import RELATION_CUES, content_stems
 from tracegraph.base.retrieval.router import Route
 from tracegraph.flow.graph_rag.pipeline import skipped
@@ -268,6 +269,8 @@ async def ppr_strategy(ctx: Context) -> Run:
     run.notes += [*ranking.notes, ranking.method]
     run.details["seeds"] = [(seed.node, seed.weight, seed.reason) for seed in ranking.seeds]
     run.details["top_dense"] = max((p.dense for p in ranking.passages if p.dense is not None), default=0.0)
+    run.details["ranks"] = {p.uri: rank for rank, p in enumerate(ranking.passages)}
+    run.details["factless"] = factless(graph, ranking.passages) if graph is not None else []
     from_passage: dict[Triple, float] = {}
     order: dict[Triple, int] = {}
     for rank, passage in enumerate(ranking.passages):

@@ -14,7 +14,10 @@ from tracegraph.flow.graph_rag.focus import edge_id
 from tracegraph.flow.graph_rag.pipeline import Explain, Finished, GraphRagPipeline, Limits
 from tracegraph.schemas.rdf import TripleTerm
 
-from support.graph_rag import DOC, StoreTools, knowledge_store
+from tracegraph.base.provenance.extraction import chunk_triples, document_triples
+from tracegraph.base.retrieval.tools import RetrievedChunk
+
+from support.graph_rag import COMPONENT, DOC, REF, StoreTools, knowledge_store
 
 QUESTION = "What does Helios Grid depend on?"
 
@@ -171,3 +174,42 @@ async def test_the_walk_asks_for_a_hops_nodes_together_and_stops_at_the_subgraph
     assert tools.around_calls[0] == [e("hub").iri]
     assert len(tools.around_calls) == 2, "one request per hop while the room left is small"
     assert len(tools.around_calls[1]) < 10, "the second hop reads only as many nodes as the room needs"
+
+
+TABLE_DOC, TABLE_CHUNK = "urn:trustgraph:doc:reservoirs", "urn:chunk:reservoirs-1"
+TABLE_TEXT = ("Reservoir Capacity Opened\nMeridian Dam 4.2 GL 1974\nSable Weir 0.8 GL 1991\n\n"
+              "The Meridian Dam holds 4.2 gigalitres of water.")
+
+
+class TableTools(StoreTools):
+    """The GraphRAG tools plus one passage, a table, from which extraction took no fact."""
+
+    async def nearest_chunks(self, vector, limit):
+        return [RetrievedChunk(TABLE_CHUNK, 0.9, TABLE_TEXT, TABLE_DOC)][:limit]
+
+    async def chunks(self, uris):
+        return [RetrievedChunk(TABLE_CHUNK, 0.0, TABLE_TEXT, TABLE_DOC)] if TABLE_CHUNK in uris else []
+
+
+async def test_a_ranked_passage_with_no_fact_is_read_as_text_quoted_and_traced(store, embedder):
+    await store.add(REF, [*document_triples(TABLE_DOC, title="Reservoirs", mime_type="text/plain",
+                                            date="2026-01-01T00:00:00Z"),
+                          *chunk_triples(TABLE_CHUNK, TABLE_DOC, index=1, char_offset=0, char_length=len(TABLE_TEXT),
+                                         chunk_size=1000, chunk_overlap=100, component=COMPONENT,
+                                         timestamp="2026-01-01T00:00:00Z")])
+    steps = [s async for s in GraphRagPipeline(TableTools(store, embedder), Limits()).run(
+        "How much water does the Meridian Dam hold?")]
+    focus = next(s for s in steps if isinstance(s, Explain) and ":focus:" in s.uri)
+    [selection] = [t.o.iri for t in focus.triples if t.s.iri == focus.uri and t.p == TG.chunkSelection]
+    chosen = {t.p: getattr(t.o, "iri", None) or t.o.value for t in focus.triples if t.s.iri == selection}
+    assert chosen[TG.chunk] == TABLE_CHUNK and "read as text" in chosen[TG.reasoning]
+    finished = steps[-1]
+    assert "From passages the graph holds no fact of:" in finished.answer
+    assert '"The Meridian Dam holds 4.2 gigalitres of water." (Reservoirs)' in finished.answer
+    assert (TABLE_DOC, "Reservoirs") in finished.sources
+
+    # With an LLM, the passage's text is in the synthesis prompt beside the facts.
+    tools = TableTools(store, embedder, ["Meridian Dam", "", "4.2 gigalitres."])
+    steps = [s async for s in GraphRagPipeline(tools, Limits()).run("How much water does the Meridian Dam hold?")]
+    assert "Passages:\n- (Reservoirs) Reservoir Capacity Opened" in tools.prompts[-1][1]
+    assert steps[-1].answer == "4.2 gigalitres."
