@@ -9,6 +9,7 @@ directly, read-only; prints, never judges.
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import re
 from pathlib import Path
@@ -64,13 +65,37 @@ def main() -> None:
     p.add_argument("--user", default="default", help="its user [default]")
     p.add_argument("-n", type=int, default=100, help="facts to sample [100]")
     p.add_argument("--seed", type=int, default=7, help="random seed [7]")
+    p.add_argument("--text", type=Path, help="print what each fact's first source says: a multihop sample's JSON "
+                                             "(../shared/data/multihop/musique-train-100.json) or the architecture "
+                                             "corpus folder (../shared/data/architecture)")
     args = p.parse_args()
     path = args.data_dir / "triples" / args.user / args.collection
     if not path.exists():
         raise SystemExit(f"fact_sample: no collection {args.collection!r} under {args.data_dir / 'triples'}")
     store = ox.Store.read_only(str(path))
+    texts = source_texts(args.text) if args.text else None
     for k, fact in enumerate(sample(store, args.n, args.seed), 1):
         print(f"{k:3}. {fact['subject']} | {fact['predicate']} | {fact['object']}\n       ← {fact['sources']}")
+        if texts is not None:
+            for where in fact["sources"].split("; ")[:1]:
+                print(f"       » {texts(where)}")
+
+
+def source_texts(origin: Path):
+    """A reader of what a source says: `origin` is a multihop sample (passage text by title) or the architecture
+    corpus folder (the cited lines of the file at the title's path)."""
+    if origin.is_file():
+        passages = {p["title"]: p["text"] for p in json.loads(origin.read_text())["corpus"]}
+        return lambda where: " ".join(passages.get(re.sub(r" lines? [\d-]+$", "", where), "?").split())[:600]
+
+    def lines(where: str) -> str:
+        found = re.match(r"(?P<path>.+?) lines? (?P<first>\d+)(?:-(?P<last>\d+))?$", where)
+        if not found or not (origin / found["path"]).is_file():
+            return "?"
+        text = (origin / found["path"]).read_text(errors="replace").splitlines()
+        first = int(found["first"])
+        return " / ".join(t.strip() for t in text[first - 1:int(found["last"] or first)])[:600]
+    return lines
 
 
 if __name__ == "__main__":

@@ -57,6 +57,13 @@ class TextBlock(Message):
     codes: tuple[str, ...] = ()  # its code spans, as written between backticks
     links: tuple[tuple[str, str], ...] = ()  # (text, target) of its links
     breaks: tuple[int, ...] = ()
+    # A paragraph longer than a chunk is sent with every chunk it runs into, each reading the sentences that
+    # start in its own part of `text` (start, end); None: all of it.
+    part: tuple[int, int] | None = None
+
+    def reads(self, offset: int) -> bool:
+        """Whether the sentence starting at `offset` of `text` is this chunk's to read."""
+        return self.part is None or self.part[0] <= offset < self.part[1]
 
     def line_at(self, offset: int) -> int:
         """The line of the character at `offset` of `text`."""

@@ -133,7 +133,9 @@ def read_sentence(sentence: Span, lexicon: Lexicon, topic: Topic) -> SentenceRea
     if subject:
         topic.current = subject
     for m in reading.mentions:
-        topic.saw(m.label, person=m.kind == "person" or person_like(sentence.doc[m.start:m.end]))
+        # A person named in passing ("after Mao Zedong's call", "the widow of X") is not who "he" goes on to be
+        aside = sentence.doc[m.head].dep_ in ("poss", "pobj")
+        topic.saw(m.label, person=not aside and (m.kind == "person" or person_like(sentence.doc[m.start:m.end])))
     return reading
 
 

@@ -318,6 +318,9 @@ class _Reader:
 
     def _read(self, item: _Pending, doc: Doc) -> None:
         for sentence in doc.sents:
+            if not item.block.reads(max(0, sentence.start_char - item.offset)):
+                read_sentence(sentence, self.lexicon, item.topic)  # another chunk's part: it only moves the topic
+                continue
             repair = repaired(sentence)
             target: Span = sentence
             if repair is not None:

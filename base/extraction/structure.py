@@ -23,8 +23,10 @@ class Structure:
 
 
 def read_structure(text: str, kind: str, *, title: str, path: str, starts: Sequence[int]) -> Structure:
-    """`starts` are the chunks' character offsets in `text`, in order. A block belongs to the last chunk that
-    starts at or before its first line, so overlapping chunks never read a block twice."""
+    """`starts` are the chunks' character offsets in `text`, in order. A block belongs to the chunk it starts
+    in (chunks own the text from their start to the next one's, so overlapping chunks never read a block
+    twice); a paragraph or item that runs into later chunks goes to each, with the part of its text each
+    reads (a passage written as one long line is read by every chunk it fills, sentence by sentence)."""
     lines = _line_starts(text)
     first_lines = [bisect.bisect_right(lines, offset) for offset in starts]
     if kind == CODEOWNERS or not starts:
@@ -35,7 +37,17 @@ def read_structure(text: str, kind: str, *, title: str, path: str, starts: Seque
     context = context.model_copy(update={"capitalised": context.capitalised[:MAX_CONTEXT_WORDS]})
     owned: list[list[Block]] = [[] for _ in starts]
     for block in blocks:
-        owned[_owner(first_lines, block.first)].append(block)
+        begin = lines[block.first - 1]
+        end = lines[block.last] - 1 if block.last < len(lines) else len(text)
+        first, last = _owner(starts, begin), _owner(starts, max(begin, end - 1))
+        if first == last or block.kind not in ("paragraph", "item"):
+            owned[first].append(block)
+            continue
+        scale = len(block.text) / max(1, end - begin)  # markup and spaces the block's text no longer has
+        for index in range(first, last + 1):
+            lo = 0 if index == first else round((starts[index] - begin) * scale)
+            hi = len(block.text) if index == last else round((starts[index + 1] - begin) * scale)
+            owned[index].append(block.model_copy(update={"part": (lo, hi)}))
     return Structure(context, [(line, tuple(mine)) for line, mine in zip(first_lines, owned, strict=True)])
 
 
@@ -49,6 +61,6 @@ def _line_starts(text: str) -> list[int]:
     return starts
 
 
-def _owner(first_lines: list[int], line: int) -> int:
-    """The last chunk starting at or before `line` — the chunk whose text its first line falls in."""
-    return max(0, bisect.bisect_right(first_lines, line) - 1)
+def _owner(starts: Sequence[int], offset: int) -> int:
+    """The last chunk starting at or before character `offset`: the chunk that owns it."""
+    return max(0, bisect.bisect_right(starts, offset) - 1)

@@ -5,7 +5,8 @@ diagrams), each placed on the lines it came from. Each case gave nothing on the 
 from tracegraph.base.extraction import vocabulary as vocab
 from tracegraph.base.extraction.blocks import read_blocks
 from tracegraph.base.extraction.facts import Relation, placed_facts, relation_triple
-from tracegraph.base.extraction.reader import extract_text
+from tracegraph.base.extraction.reader import extract, extract_text
+from tracegraph.base.extraction.structure import read_structure
 
 SERVICE_README = """---
 title: Billing Service
@@ -130,3 +131,18 @@ def test_plain_text_is_paragraphs_and_fields():
     assert blocks[2].line_at(blocks[2].text.index("the")) == 5
     assert Relation("Ledger", "is owned by", "Ana Ruiz") in extract_text(
         "Owner: Ana Ruiz\n\nLedger keeps the books.\n", "Ledger", markdown=False).relations
+
+
+def test_a_paragraph_longer_than_a_chunk_is_read_by_each_chunk_it_fills():
+    """A passage written as one long line: each chunk states the facts of its own sentences (and names their
+    entities), and "he" in the second chunk is still the person the first one named."""
+    text = ("Emil Fischer was a cartographer. " + "He drew maps of the valley for many years. " * 20
+            + "He moved to Durango in 1880.")
+    starts = [0, 600]
+    structure = read_structure(text, "text/plain", title="Emil Fischer", path="", starts=starts)
+    (_, first), (_, second) = structure.chunks
+    assert [b.part for b in first] == [(0, 600)] and [b.part for b in second] == [(600, len(text))]
+    early, late = (extract(blocks, structure.context) for blocks in (first, second))
+    assert Relation("Emil Fischer", "moved to", "Durango") in late.relations
+    assert Relation("Emil Fischer", "moved to", "Durango") not in early.relations
+    assert "Durango" in late.definitions and "Durango" not in early.definitions
