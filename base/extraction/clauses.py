@@ -450,7 +450,7 @@ class _Clauses:
                     if entity_kind:
                         self.kinds.setdefault(subject, entity_kind)
                     if not entity_kind or " " in kind:  # "a C++ based service" is a kind only; "a revision
-                        yield Found(subject, "is a", kind, COPULAR_KIND)  # control system" says more
+                        yield Found(subject, vocab.KIND_OF, kind, COPULAR_KIND)  # control system" says more
 
     def appositions(self) -> Iterator[Found]:
         """"Copa Cat Pack, a swing band led by Matt Catingub": an appositive says what the name before it is,

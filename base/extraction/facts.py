@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from tracegraph.base.extraction.vocabulary import CODE_PATH
+from tracegraph.base.extraction.vocabulary import CODE_PATH, KIND_OF
 from tracegraph.base.provenance.uris import entity_uri, relation_uri
 from tracegraph.base.provenance.vocab import RDF, RDFS, SKOS, TG
 from tracegraph.schemas.rdf import Triple, fact_key, iri, literal
@@ -211,8 +211,12 @@ def strongest(relations: list[Relation]) -> list[Relation]:
 
 
 def mentions(extraction: Extraction) -> list[str]:
-    """The IRIs of every entity the chunk names, in a fact or not."""
-    return list(dict.fromkeys(entity_uri(text) for text in extraction.labels()))
+    """The IRIs of every entity the chunk names, in a fact or not; not a category it only says something is
+    ("X is a song"): the passage graph would join every passage about a song through it."""
+    categories = {r.object for r in extraction.relations if r.predicate == KIND_OF and not r.value}
+    categories -= {name for r in extraction.relations if r.predicate != KIND_OF
+                   for name in (r.subject, *(() if r.value else (r.object,)))}
+    return list(dict.fromkeys(entity_uri(text) for text in extraction.labels() if text not in categories))
 
 
 def mentioned(extraction: Extraction) -> list[str]:

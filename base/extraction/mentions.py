@@ -98,6 +98,9 @@ def _namey(token: Token, lexicon: Lexicon) -> bool:
     low = token.lower_
     if not any(c.isalpha() for c in text) or low in _NOT_NAMES or _VERSIONISH.match(text):
         return False
+    if token.text in _MONTHS and token.i > 0 and token.doc[token.i - 1].text[:1].isupper() and \
+            not token.doc[token.i - 1].ent_type_ and token.doc[token.i - 1].pos_ == "PROPN":
+        return True  # "the Salt March", "the Dandi March": a month's name closing a proper name
     if token.ent_type_ in ("DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL") or \
             (token.i > 0 and re.fullmatch(r"\d{1,2}:\d{2}(?::\d{2})?", token.doc[token.i - 1].text)):
         return False  # "21:17 UTC" is a time
@@ -393,6 +396,7 @@ def person_like(span: Span | Iterable[Token]) -> bool:
     return 2 <= len(tokens) <= 4 and all(t.ent_type_ == "PERSON" and _NAME_WORD.fullmatch(t.text) for t in tokens)
 
 
+_MONTHS = frozenset("January February March April May June July August September October November December".split())
 _NAME_WORD = re.compile(r"[A-Z][a-z'’-]+")
 _REGNAL = re.compile(r"[IVX]{1,5}")
 _INITIAL = re.compile(r"[A-Z]\.")

@@ -19,7 +19,7 @@ from tracegraph.base.extraction import mermaid, nlp
 from tracegraph.base.extraction import vocabulary as vocab
 from tracegraph.base.extraction.blocks import Block, outline, read_blocks
 from tracegraph.base.extraction.clauses import (
-    COPULAR_DEFINITION, IMPERATIVES, VERB_FORMS, Found, Topic, read_sentence, repaired,
+    COPULAR_DEFINITION, IMPERATIVES, VERB_FORMS, Found, Repair, SentenceReading, Topic, read_sentence, repaired,
 )
 from tracegraph.base.extraction.facts import Confidence, Extraction, Lines, Relation, strongest
 from tracegraph.base.extraction.mentions import Lexicon
@@ -127,6 +127,7 @@ class _Pending:
     offset: int
     topic: Topic
     item_subject: str = ""  # a row's subject: what "It …" in its description means
+    source: str = ""  # the text before its asides were blanked out (same length as `text`)
 
 
 @dataclass(slots=True)
@@ -168,8 +169,11 @@ class _Reader:
             elif block.kind in ("item", "paragraph") and not _heading_like(block):
                 if block.kind == "item" and listing:
                     self._listed(block, listed_subject, listing)
-                text, component = _component_tag(_without_asides(_names_marked(block)))
-                pending.append(_Pending(block, *_as_clause(text), Topic(default=component) if component else topic))
+                marked = _names_marked(block)
+                text, component = _component_tag(_without_asides(marked))
+                clause, added = _as_clause(text)
+                pending.append(_Pending(block, clause, added, Topic(default=component) if component else topic,
+                                        source=" " * added + marked))
             elif block.kind == "heading" and block.text.split(" ", 1)[0].lower() in IMPERATIVES:
                 # A title stating a decision ("Replace Terraform Cloud backend with AWS S3")
                 pending.append(_Pending(block, *_as_clause(re.sub(r"^[\d.#)\s]+", "", block.text)), topic))
@@ -328,27 +332,48 @@ class _Reader:
             reading = read_sentence(target, self.lexicon, item.topic)
             start = item.block.line_at(max(0, sentence.start_char - item.offset))
             end = item.block.line_at(max(0, sentence.end_char - 1 - item.offset))
-            lines = (start, end)
-            for found in reading.relations:
-                self._found(repair.restore(found) if repair else found, lines)
-            for mention in reading.mentions:
-                self.result.definitions.setdefault(self._unify(mention.label), "")
-                if mention.kind:
-                    self.result.kinds.setdefault(self._unify(mention.label), mention.kind)
-            for label, kind in reading.kinds.items():
-                self.result.kinds.setdefault(self._unify(label), kind)
-            if reading.definition:
-                label, sentence_text = reading.definition
-                label = self._unify(label)
-                if not self.result.definitions.get(label):
-                    self.result.definitions[label] = sentence_text
-                    self.result.definition_lines[label] = lines
-                    self.result.definition_confidence[label] = COPULAR_DEFINITION
+            said = item.source[sentence.start_char:sentence.end_char] if item.source else sentence.text
+            self._record(reading, (start, end), repair, said)
             subject = self.context.subject
             if subject and subject not in self.result.contexts and \
                     (any(self._unify(m.label) == subject for m in reading.mentions) or item is self.opening):
                 # The sentence that names the subject, else the text's first: what its embedding is found by.
                 self.result.contexts[subject] = " ".join(sentence.text.split())
+        self._read_asides(item, doc)
+
+    def _read_asides(self, item: _Pending, doc: Doc) -> None:
+        """"Gisvi (born 6 March 1982 in Windhoek, …) is …": the aside blanked out for the main clause's parse is
+        read as a clause of its own about the name before it ("Gisvi was born … in Windhoek")."""
+        clauses = []
+        subject = self.context.subject
+        for at, clause in _asides(item.source):
+            before = item.source[:at].rstrip()
+            name = subject if subject and before.endswith(subject) else _name_before(doc, at)
+            if name and item.block.reads(max(0, at - item.offset)):
+                line = item.block.line_at(max(0, at - item.offset))
+                clauses.append((f"{name} {clause}.", (line, line)))
+        for (_, lines), parsed in zip(clauses, nlp.parse((text for text, _ in clauses), self.model)):
+            for sentence in list(parsed.sents)[:1]:
+                self._record(read_sentence(sentence, self.lexicon, item.topic), lines, None)
+
+    def _record(self, reading: SentenceReading, lines: Lines, repair: Repair | None, said: str = "") -> None:
+        """What one sentence states, into the result; `said` is the sentence as written (asides included), the
+        definition a reader is shown."""
+        for found in reading.relations:
+            self._found(repair.restore(found) if repair else found, lines)
+        for mention in reading.mentions:
+            self.result.definitions.setdefault(self._unify(mention.label), "")
+            if mention.kind:
+                self.result.kinds.setdefault(self._unify(mention.label), mention.kind)
+        for label, kind in reading.kinds.items():
+            self.result.kinds.setdefault(self._unify(label), kind)
+        if reading.definition:
+            label, sentence_text = reading.definition
+            label = self._unify(label)
+            if not self.result.definitions.get(label):
+                self.result.definitions[label] = " ".join(said.split()) if said else sentence_text
+                self.result.definition_lines[label] = lines
+                self.result.definition_confidence[label] = COPULAR_DEFINITION
 
     def _found(self, found: Found, lines: Lines) -> None:
         s, o = self._unify(found.subject), found.object if found.value else self._unify(found.object)
@@ -410,6 +435,34 @@ def _without_asides(text: str) -> str:
     typewriter quotes (``like this'') made plain."""
     text = text.replace("``", '" ').replace("''", ' "')
     return _ASIDE.sub(lambda m: " " * len(m.group(0)), text)
+
+
+# An aside that says something of the name before it, and the clause it makes: "(born 6 March 1982 in
+# Windhoek)" → "… was born 6 March 1982 in Windhoek"; "(also known as Niklot I; …)" → "… is also known as …".
+_ASIDE_CLAUSES = ((re.compile(r"^(?:born|b\.)\s+", re.I), "was born "), (re.compile(r"^(?:died|d\.)\s+", re.I), "died "),
+                  (re.compile(r"^(?:also known as|aka|a\.k\.a\.)\s+", re.I), "is also known as "))
+
+
+def _asides(text: str) -> list[tuple[int, str]]:
+    """(where it starts, the clause it states) for each aside of `text` that says something of its name."""
+    found = []
+    for m in _ASIDE.finditer(text):
+        inner = m.group(0)[1:-1].split(";")[0].strip()
+        for pattern, clause in _ASIDE_CLAUSES:
+            if pattern.match(inner):
+                found.append((m.start(), clause + pattern.sub("", inner).rstrip(" ,")))
+    return found
+
+
+def _name_before(doc: Doc, at: int) -> str:
+    """The capitalised name that ends right before character `at` ("Gisvi Isaque Andrade Antunes (born …")."""
+    words = [t for t in doc if t.idx + len(t.text) <= at]
+    name: list[str] = []
+    while words and (words[-1].text[:1].isupper() or name and words[-1].lower_ in ("of", "de", "van", "von", "da")):
+        name.insert(0, words.pop().text)
+    while name and not name[0][:1].isupper():
+        name.pop(0)
+    return " ".join(name)
 
 
 def _component_tag(text: str) -> tuple[str, str]:

@@ -37,6 +37,7 @@ PUBLISHES_TO, CONSUMES_FROM, RUNS_ON = "publishes to", "consumes from", "runs on
 OWNED_BY, MAINTAINED_BY, LED_BY, OPERATED_BY, ON_CALL = (
     "is owned by", "is maintained by", "is led by", "is operated by", "has on-call")
 VERSION, STATUS, REPLACED_BY, SUPERSEDES, ALIAS = "version", "status", "is replaced by", "supersedes", "is also known as"
+KIND_OF = "is a"  # "Billing is a payments service": the category a thing belongs to, not a relation to a thing
 WRITTEN_IN = "is written in"
 CODE_PATH = "code path"  # where an entity's code lives in its repository: stored as tg:codePath, a value
 
@@ -91,6 +92,7 @@ _PASSIVE_ONLY: dict[str, tuple[str, Family]] = {
     "persist|in": (WRITES_TO, "dependency"), "cache|in": (WRITES_TO, "dependency"), "host|in": (RUNS_ON, "dependency"),
     "host|on": (RUNS_ON, "dependency"), "deploy|to": (RUNS_ON, "dependency"), "deploy|on": (RUNS_ON, "dependency"),
     "deploy|in": (RUNS_ON, "dependency"), "run|on": (RUNS_ON, "dependency"), "run|in": (RUNS_ON, "dependency"),
+    "know|as": (ALIAS, "alias"), "refer|as": (ALIAS, "alias"),  # "Ledger, also known as LGR, …"
 }
 _add(SUPERSEDES, "lifecycle", "supersede|", "obsolete|")
 

@@ -25,13 +25,15 @@ import igraph
 
 from tracegraph.base.errors import RemoteError
 
-from tracegraph.base.provenance.uris import entity_uri
+from tracegraph.base.provenance.uris import entity_uri, relation_uri
 from tracegraph.base.provenance.vocab import DC, PROV, TG, is_knowledge, is_provenance_node
 from tracegraph.base.stores.protocol import SOURCE_GRAPH
 from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Triple
 
 log = logging.getLogger(__name__)
 TITLE_WEIGHT = 3.0
+# "X is a film" names a category, not a thing a walk should hop through: every film would lead to every other
+KIND_OF = relation_uri("is a")
 MAX_ROWS = 1_000_000
 
 FACTS_QUERY = (f"SELECT ?chunk ?s ?p ?o WHERE {{ GRAPH <{SOURCE_GRAPH}> {{ "
@@ -126,10 +128,12 @@ def build(fact_rows: Iterable[tuple[str, Triple]], passage_rows: Iterable[tuple[
     passages = list(dict.fromkeys([*documents, *facts, *named]))
     links: dict[tuple[int, str], float] = {}
     for i, chunk in enumerate(passages):
+        categories = _categories(facts.get(chunk, ()))
         for entity in named.get(chunk, ()):
-            links.setdefault((i, entity), 1.0)
+            if entity not in categories:
+                links.setdefault((i, entity), 1.0)
         for fact in facts.get(chunk, ()):
-            for term in (fact.s, fact.o):
+            for term in (fact.s,) if fact.p.iri == KIND_OF else (fact.s, fact.o):
                 if isinstance(term, IriTerm) and not is_provenance_node(term.iri):
                     links.setdefault((i, term.iri), 1.0)
         title = documents.get(chunk, ("", ""))[1]
@@ -147,6 +151,12 @@ def build(fact_rows: Iterable[tuple[str, Triple]], passage_rows: Iterable[tuple[
     return PassageGraph(graph, passages, [documents.get(p, ("", ""))[0] for p in passages],
                         [documents.get(p, ("", ""))[1] for p in passages], entities,
                         [list(facts.get(p, ())) for p in passages], mentions)
+
+
+def _categories(facts: Iterable[Triple]) -> set[str]:
+    """What a passage's facts only say things are ("X is a film"), never relate to anything else."""
+    kinds = {f.o.iri for f in facts if f.p.iri == KIND_OF and isinstance(f.o, IriTerm)}
+    return kinds - {t.iri for f in facts if f.p.iri != KIND_OF for t in (f.s, f.o) if isinstance(t, IriTerm)}
 
 
 async def load(tools, timeout: float = 60.0) -> PassageGraph:
