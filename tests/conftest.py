@@ -34,6 +34,9 @@ def clean_environ(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
         if name.startswith("TG_"):
             monkeypatch.delenv(name)
+    # kg-extract parses in a thread: a worker process per started stack would cost each test seconds of
+    # spaCy loading. tests/integration/test_extract_workers.py runs the worker processes themselves.
+    monkeypatch.setenv("TG_EXTRACT_WORKERS", "0")
 
 
 @pytest.fixture(autouse=True)

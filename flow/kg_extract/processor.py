@@ -4,7 +4,6 @@ whose confidence is below the flow's review-threshold goes to the review queue i
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 from tracegraph.base.documents import CODEOWNERS
@@ -15,10 +14,11 @@ from tracegraph.base.provenance.extraction import Component, failed_extraction_t
 from tracegraph.base.provenance.uris import entity_uri, subgraph_uri
 from tracegraph.base.provenance.vocab import SKOS
 from tracegraph.base.specs import Client, Consumer, Parameter, Producer
-from tracegraph.flow.kg_extract import llm, offline
+from tracegraph.flow.kg_extract import llm
 from tracegraph.flow.llm_choice import RECHECK_LLM_SECONDS, LlmChoice, ModelAsker
 from tracegraph.base.extraction.facts import Extraction, label_triples, mentioned, rated_facts, stated_dates, triage
 from tracegraph.flow.kg_extract.placing import placed_provenance
+from tracegraph.flow.kg_extract.workers import OfflineExtractor
 from tracegraph.schemas.ingest import EntityContext, EntityContexts, TextChunk, Triples
 from tracegraph.schemas.llm import TextCompletionRequest, TextCompletionResponse
 
@@ -38,6 +38,11 @@ class KnowledgeExtractor(FlowProcessor):
         super().__init__(*args, **kwargs)
         self.llm = LlmChoice(self.settings.extractor)
         self.failed_chunks = 0
+        self.offline = OfflineExtractor(self.settings.extract_workers, self.settings.spacy_model)
+
+    async def stop(self) -> None:
+        await super().stop()
+        await self.offline.aclose()
 
     @input.handler
     async def extract(self, chunk: TextChunk, flow: Flow) -> None:
@@ -81,7 +86,7 @@ class KnowledgeExtractor(FlowProcessor):
 
     async def _offline(self, chunk: TextChunk) -> Extraction:
         """The parser-based extraction, off the event loop (a chunk takes the parser tens of milliseconds)."""
-        return await asyncio.to_thread(offline.extract_chunk, chunk, self.settings.spacy_model)
+        return await self.offline.extract(chunk)
 
     async def _emit(self, chunk: TextChunk, flow: Flow, extraction: Extraction, extractor: str,
                     model: str | None) -> None:
