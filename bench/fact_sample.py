@@ -21,13 +21,12 @@ from tracegraph.base.stores.terms import from_ox
 from tracegraph.schemas.rdf import Triple
 
 FACTS = "SELECT ?s ?p ?o WHERE { ?s ?p ?o }"
-SOURCES = """PREFIX tg: <https://trustgraph.ai/ns/> PREFIX prov: <http://www.w3.org/ns/prov#>
-PREFIX dc: <http://purl.org/dc/elements/1.1/>
-SELECT ?title ?first ?last ?line WHERE {
+PLACED = """PREFIX tg: <https://trustgraph.ai/ns/> PREFIX prov: <http://www.w3.org/ns/prov#>
+SELECT ?parent ?first ?last ?line WHERE {
   GRAPH <urn:graph:source> { ?sg tg:contains <<( %s )>> ; prov:wasDerivedFrom ?parent .
-    ?parent prov:wasDerivedFrom* ?doc . OPTIONAL { ?sg tg:firstLine ?first ; tg:lastLine ?last }
-    OPTIONAL { ?parent tg:lineNumber ?line } }
-  ?doc a tg:Document ; dc:title ?title }"""
+    OPTIONAL { ?sg tg:firstLine ?first ; tg:lastLine ?last } OPTIONAL { ?parent tg:lineNumber ?line } } }"""
+PARENTS = "SELECT ?x ?up WHERE { GRAPH <urn:graph:source> { ?x <http://www.w3.org/ns/prov#wasDerivedFrom> ?up } }"
+TITLES = "SELECT ?d ?t WHERE { ?d <http://purl.org/dc/elements/1.1/title> ?t }"
 LABEL = "SELECT ?l WHERE { <%s> <http://www.w3.org/2000/01/rdf-schema#label> ?l } LIMIT 1"
 
 
@@ -38,16 +37,21 @@ def sample(store: ox.Store, n: int, seed: int) -> list[dict[str, str]]:
         if fact.p.iri != RDF.type.iri and is_knowledge(fact):
             facts.append((row["s"], row["p"], row["o"]))
     picked = random.Random(seed).sample(sorted(facts, key=str), min(n, len(facts)))
-    return [_described(store, s, p, o) for s, p, o in picked]
+    parents = {r["x"].value: r["up"].value for r in store.query(PARENTS)}
+    titles = {r["d"].value: r["t"].value for r in store.query(TITLES)}
+    return [_described(store, s, p, o, parents, titles) for s, p, o in picked]
 
 
-def _described(store: ox.Store, s, p, o) -> dict[str, str]:
+def _described(store: ox.Store, s, p, o, parents: dict[str, str], titles: dict[str, str]) -> dict[str, str]:
     where = []
-    for row in store.query(SOURCES % f"{s} {p} {o}"):
+    for row in store.query(PLACED % f"{s} {p} {o}"):
         first, last, line = (row[k].value if row[k] is not None else "" for k in ("first", "last", "line"))
         span = f"line {line}" if line else (f"line {first}" if first == last else f"lines {first}-{last}") if first \
             else ""
-        where.append(f"{row['title'].value} {span}".strip())
+        node = row["parent"].value
+        while node in parents and node not in titles:  # chunk → page → document
+            node = parents[node]
+        where.append(f"{titles.get(node, node)} {span}".strip())
     return {"subject": _label(store, s), "predicate": re.split(r"[/#]", p.value)[-1].replace("-", " "),
             "object": _label(store, o) if isinstance(o, ox.NamedNode) else o.value[:200],
             "sources": "; ".join(sorted(set(where)))}
