@@ -61,7 +61,7 @@ async def print_trace_sources(api: Api, flow: str, collection: str, questions: l
     renderer = TraceRenderer(api, flow, collection)
     for row in rows.get("bindings", []):
         lines = line_span(row.get("first"), row.get("last"))
-        print(f"{show_term(row['via'])}\n    Source: {lines + ' of ' if lines else ''}"
+        print(f"{show_term(row['via'])}\n    Source: {lines + ' → ' if lines else ''}"
               f"{await renderer.chunk_chain(row['chunk'])}  <{row['document']['i']}>")
 
 

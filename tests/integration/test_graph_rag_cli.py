@@ -30,7 +30,7 @@ def test_explained_answer_stored_trace_sources_and_exports(tmp_path):
         assert re.search(r"Edge: \(Helios Grid, depends on, Corvid Analytics\)\n\s+Reason: offline selection: "
                          r"embedding similarity [0-9.]+ to (the question|'[^']+'), from passage #\d+ \(personalised PageRank [0-9.]+\), "
                          r"score [0-9.]+\n"
-                         r"\s+Source: Chunk 1 → helios-grid", out)
+                         r"\s+Source: Lines? [0-9–]+ → Chunk 1 → helios-grid", out)
         assert "Offline answer (no LLM configured)" in out and "Sources:\n  helios-grid" in out
         synthesis = re.search(r"^\[synthesis\] (\S+)", out, re.M).group(1)
 
@@ -40,7 +40,7 @@ def test_explained_answer_stored_trace_sources_and_exports(tmp_path):
 
         sources = ok("tg-show-explain-trace", *u, synthesis, "--sources")
         assert re.search(r"<< <https://trustgraph.ai/e/helios-grid> <https://trustgraph.ai/r/depends-on> "
-                         r"<https://trustgraph.ai/e/corvid-analytics> >>\n\s+Source: Chunk 1 → helios-grid", sources)
+                         r"<https://trustgraph.ai/e/corvid-analytics> >>\n\s+Source: Lines? [0-9–]+ → Chunk 1 → helios-grid", sources)
 
         trig = ok("tg-export-explain-trace", *u, synthesis, "--format", "trig", "--trace-only")
         quads = list(pyoxigraph.parse(trig.encode(), format=pyoxigraph.RdfFormat.TRIG))

@@ -73,8 +73,10 @@ async def test_streaming_graph_rag_event_sequence_trace_and_sources(tmp_path, ra
             focus = next(m for m in events if m.get("explain_id", "").startswith("urn:trustgraph:prov:focus:"))
             edge = next(t["o"] for t in focus["explain_triples"] if t["p"]["i"] == "https://trustgraph.ai/ns/edge")
             assert edge["t"] == "t" and edge["tr"]["s"]["i"] == "https://trustgraph.ai/e/helios-grid"
+            edge_selections = {t["s"]["i"] for t in focus["explain_triples"]
+                               if t["p"]["i"] == "https://trustgraph.ai/ns/edge"}
             reasoning = [t["o"]["v"] for t in focus["explain_triples"]
-                         if t["p"]["i"] == "https://trustgraph.ai/ns/reasoning"]
+                         if t["p"]["i"] == "https://trustgraph.ai/ns/reasoning" and t["s"]["i"] in edge_selections]
             assert reasoning == ["It answers the question directly."]
             grounding = events[1]["explain_triples"]
             assert {"https://trustgraph.ai/ns/inToken", "https://trustgraph.ai/ns/llmModel"} <= \

@@ -131,11 +131,11 @@ async def test_list_show_export_and_validate_every_trace_kind(tmp_path):
         steps = [line.strip().split("]")[0] + "]" for line in shown.splitlines() if line.strip().startswith("[")]
         assert steps[0] == "[question]" and steps[1] == "[analysis]" and steps[-1] == "[conclusion]"
         assert "↳ sub-trace" in shown and "[focus]" in shown  # the GraphRAG run the tool made, nested
-        assert "Source: Chunk" in shown and "helios-grid" in shown
+        assert re.search(r"Source: (Lines? [0-9–]+ → )?Chunk", shown) and "helios-grid" in shown
 
         status, sources, err = await tg_async("tg-show-explain-trace", *u, asked["Agent"], "--sources")
         assert status == 0 and "→ helios-grid" in sources, (sources, err)
-        assert re.search(r"Source: Chunk \d+ → Page 2 → helios-pages  <", sources), "the page step, as in the plain view"
+        assert re.search(r"Source: (Lines? [0-9–]+ → )?Chunk \d+ → Page 2 → helios-pages  <", sources), "the page step, as in the plain view"
         status, docrag, err = await tg_async("tg-show-explain-trace", *u, asked["DocRAG"] + "/exploration")
         assert status == 0 and "[exploration]" in docrag and "Chunk: Chunk" in docrag and "helios-grid" in docrag
 
