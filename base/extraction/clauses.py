@@ -110,7 +110,7 @@ class SentenceReading:
     relations: list[Found] = field(default_factory=list)
     mentions: list[Mention] = field(default_factory=list)
     kinds: dict[str, EntityKind] = field(default_factory=dict)
-    definition: tuple[str, str] | None = None  # (label, the defining sentence)
+    definition: tuple[str, str] | None = None  # (label, the defining phrase: "a regional energy operator …")
 
 
 def read_sentence(sentence: Span, lexicon: Lexicon, topic: Topic) -> SentenceReading:
@@ -440,9 +440,9 @@ class _Clauses:
         if (complement.dep_ in ("attr", "appos") or article == "a") and common and complement.i not in self.mentions:
             # "an English Jesuit controversialist" describes; only a phrase that is itself a name is no definition
             named = verb is None or not any(c.dep_ in _SUBJECTS and c.pos_ == "PRON" for c in verb.children)
-            if self.definition is None and named and verb is not None and (article in ("a", "an", "the") or word == "one"):
-                # "X is a/the …": the sentence defines its subject
-                self.definition = (subjects[0], " ".join(self.sentence.text.split()))
+            if self.definition is None and named and verb is not None and (article in ("a", "an") or word == "one"):
+                # "X is a …": the complement defines its subject; the definition is that phrase, never the sentence
+                self.definition = (subjects[0], _definition_text(complement))
             kind = _kind_phrase(complement)
             if article in ("a", "an") and kind:
                 entity_kind = KIND_WORDS.get(complement.lower_, ("", False))[0]
@@ -711,3 +711,13 @@ def _phrasal_label(verb: Token, preposition: str, passive: bool, middle: str = "
     words = [*(aux if passive else []), verb.lower_, *particle, middle.lower(), preposition]
     return " ".join(w for w in words if w)
 
+
+
+def _definition_text(complement: Token) -> str:
+    """"a regional energy operator that runs the network of Northern Vale" of "X is a regional energy operator that
+    runs the network of Northern Vale.": the complement with what depends on it, from its first word on."""
+    top = complement
+    if complement.head.lower_ == "of" and complement.head.head.lower_ == "one":
+        top = complement.head.head  # "one of the largest holding companies in Eastmarch"
+    text = "".join(t.text_with_ws for t in top.subtree).strip()
+    return " ".join(text.rstrip(".;:,!").split())

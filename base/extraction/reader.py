@@ -332,8 +332,7 @@ class _Reader:
             reading = read_sentence(target, self.lexicon, item.topic)
             start = item.block.line_at(max(0, sentence.start_char - item.offset))
             end = item.block.line_at(max(0, sentence.end_char - 1 - item.offset))
-            said = item.source[sentence.start_char:sentence.end_char] if item.source else sentence.text
-            self._record(reading, (start, end), repair, said)
+            self._record(reading, (start, end), repair)
             subject = self.context.subject
             if subject and subject not in self.result.contexts and \
                     (any(self._unify(m.label) == subject for m in reading.mentions) or item is self.opening):
@@ -356,9 +355,8 @@ class _Reader:
             for sentence in list(parsed.sents)[:1]:
                 self._record(read_sentence(sentence, self.lexicon, item.topic), lines, None)
 
-    def _record(self, reading: SentenceReading, lines: Lines, repair: Repair | None, said: str = "") -> None:
-        """What one sentence states, into the result; `said` is the sentence as written (asides included), the
-        definition a reader is shown."""
+    def _record(self, reading: SentenceReading, lines: Lines, repair: Repair | None) -> None:
+        """What one sentence states, into the result."""
         for found in reading.relations:
             self._found(repair.restore(found) if repair else found, lines)
         for mention in reading.mentions:
@@ -368,10 +366,10 @@ class _Reader:
         for label, kind in reading.kinds.items():
             self.result.kinds.setdefault(self._unify(label), kind)
         if reading.definition:
-            label, sentence_text = reading.definition
+            label, phrase = reading.definition
             label = self._unify(label)
             if not self.result.definitions.get(label):
-                self.result.definitions[label] = " ".join(said.split()) if said else sentence_text
+                self.result.definitions[label] = phrase
                 self.result.definition_lines[label] = lines
                 self.result.definition_confidence[label] = COPULAR_DEFINITION
 

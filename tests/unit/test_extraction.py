@@ -18,7 +18,7 @@ def test_offline_finds_relations_and_definitions():
     assert Relation("Helios Grid", "depends on", "Corvid Analytics") in found.relations
     assert Relation("Corvid Analytics", "was acquired by", "Tarn Holdings") in found.relations
     assert Relation("Helios Grid", "is a", "regional energy operator") in found.relations
-    assert found.definitions["Helios Grid"].startswith("Helios Grid is a regional energy operator")
+    assert found.definitions["Helios Grid"] == "a regional energy operator that runs the network of Northern Vale"
     assert Relation("Corvid Analytics team", "is led by", "Ada Kern") in found.relations  # "Dr." ends no sentence
 
 

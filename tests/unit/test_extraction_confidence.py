@@ -72,7 +72,7 @@ def test_a_hedged_clause_is_weaker_than_a_plain_one():
 
 def test_a_copular_sentence_defines_its_subject_and_other_sentences_give_context_only():
     copular = extract("Helios Grid is a regional energy operator.")
-    assert copular.definitions["Helios Grid"] == "Helios Grid is a regional energy operator."
+    assert copular.definitions["Helios Grid"] == "a regional energy operator"  # the phrase, not the sentence
     plain = extract_text("The play draws on hundreds of interviews. It has three acts.", "The Laramie Project",
                          markdown=False)
     assert plain.definitions["The Laramie Project"] == ""  # no whole sentence becomes a definition
