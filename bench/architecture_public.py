@@ -263,9 +263,11 @@ async def _route_texts(node: Any, paths: SourcePaths, texts: list[str], sources:
 
 
 async def ask_questions(api: Api, gold: dict[str, Any], chosen: list[dict[str, Any]], services: list[str],
-                        views: dict[str, scoring.GraphView], ids: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
+                        views: dict[str, scoring.GraphView], ids: dict[str, dict[str, str]],
+                        lower: bool = False) -> list[dict[str, Any]]:
     rows, began = [], time.perf_counter()
     for n, q in enumerate(chosen, 1):
+        q = {**q, "question": q["question"].lower()} if lower else q
         system = gold_rules.system_of_path(q["support"][0]["file"])
         paths = SourcePaths(api, gold_rules.collection_of(system), ids[system])
         support, names = sorted({s["file"] for s in q["support"]}), gold_rules.gold_names(gold, system)
@@ -360,6 +362,10 @@ async def main_async(args: argparse.Namespace) -> None:
                 print(f"asking {len(chosen)} questions of {', '.join(args.services)} (and the routes)…", flush=True)
                 report["questions"] = await ask_questions(api, gold, chosen, args.services,
                                                           {s: v for s, (v, _) in views.items()}, ids)
+                if args.lower_case:  # the same questions as people type them in a hurry
+                    print("asking them again, lower-cased…", flush=True)
+                    report["questions_lower_case"] = await ask_questions(
+                        api, gold, chosen, args.services, {s: v for s, (v, _) in views.items()}, ids, lower=True)
                 if args.junk_sample:
                     report["junk_sample"] = await junk_sample(
                         api, args.junk_sample, {gold_rules.collection_of(s): views[s] for s in args.systems})
@@ -388,6 +394,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
                    help="a service's response time limit [120]")
     p.add_argument("--junk-sample", type=int, default=0, metavar="N", help="print N random facts with their sources")
+    p.add_argument("--lower-case", action="store_true", help="also ask every question lower-cased, and score it")
     p.add_argument("--verbose", action="store_true", help="false positives/negatives, items and per-question verdicts")
     p.add_argument("--json", type=Path, metavar="FILE", help="also write every figure to FILE")
     args = p.parse_args(argv)

@@ -76,10 +76,11 @@ def print_extraction_items(report: dict[str, Any]) -> None:
                   f"  {'; '.join(row['evidence'])}")
 
 
-def print_questions(report: dict[str, Any], verbose: bool) -> None:
-    rows = report["questions"]
+def print_questions(report: dict[str, Any], verbose: bool, key: str = "questions") -> None:
+    rows = report[key]
     services = list(dict.fromkeys(s for row in rows for s in row["services"]))
-    print("\nQuestions: right / partly / wrong (right = >= half the gold key terms AND a gold support file cited)")
+    print(f"\nQuestions{' asked lower-cased' if key.endswith('lower_case') else ''}: right / partly / wrong "
+          "(right = >= half the gold key terms AND a gold support file cited)")
     print(f"  {'service':<14}{'all':>10}" + "".join(f"{t:>14}" for t in QUESTION_TYPES) + f"{'errors':>8}{'p50 ms':>8}")
     for service in services:
         def tally(kind: str | None) -> str:
@@ -121,6 +122,8 @@ def print_report(report: dict[str, Any], verbose: bool) -> None:
         print("ingest: reused stores (no ingest this run)")
     print_extraction(report, verbose)
     print_questions(report, verbose)
+    if report.get("questions_lower_case"):
+        print_questions(report, False, "questions_lower_case")
     sample = report.get("junk_sample")
     if sample:
         print(f"\nJunk sample: {len(sample)} knowledge facts at random (seed 7), for a person to judge")

@@ -210,10 +210,20 @@ def modes(selected: list[str] | None) -> dict[str, tuple[str, dict[str, Any]]]:
     table |= {f"search:{s}": ("search", {"strategies": [s]}) for s in (*STRATEGIES, "raptor")}
     if selected is None:
         return table
+    table |= {m: ("search", {"fusion-weights": fusion_weights(m)}) for m in selected if m.startswith("search@")}
     unknown = [m for m in selected if m not in table]
     if unknown:
         raise SystemExit(f"unknown mode(s) {', '.join(unknown)}; known: {', '.join(table)}")
     return {m: table[m] for m in selected}
+
+
+def fusion_weights(mode: str) -> dict[str, float]:
+    """{"ppr": 6.0, "graph": 3.0} of the mode "search@ppr=6+graph=3": search fused with those RRF weights."""
+    try:
+        pairs = [part.split("=") for part in mode.removeprefix("search@").split("+")]
+        return {name: float(weight) for name, weight in pairs}
+    except ValueError:
+        raise SystemExit(f"mode {mode!r}: write fusion weights as search@ppr=6+graph=3") from None
 
 
 class SourceMap:
@@ -469,7 +479,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--sets", type=lambda s: s.split(","), default=list(SETS),
                         help=f"comma list of sets to measure [{','.join(SETS)}]")
     parser.add_argument("--modes", type=lambda s: s.split(","),
-                        help="comma list of modes [all: document-rag,graph-rag,search,"
+                        help="comma list of modes; search@ppr=6+graph=3 is search fused with those weights "
+                             "[all: document-rag,graph-rag,search,"
                              + ",".join(f"search:{s}" for s in STRATEGIES) + "]")
     parser.add_argument("--questions", type=int, metavar="N", help="ask only the first N questions of each set [all]")
     parser.add_argument("--data-dir", type=Path, metavar="DIR",

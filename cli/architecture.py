@@ -14,12 +14,13 @@ from typing import Any
 from urllib.parse import quote
 
 from tracegraph.base.errors import TraceGraphError
+from tracegraph.base.retrieval.as_of_heading import EXPLICIT, heading
 from tracegraph.cli._client import add_collection_arguments, collection_query, command_parser, run
 from tracegraph.cli.api import Api
+from tracegraph.cli.architecture_text import TEXT_WIDTH, joined, print_memory, print_ownership, source_text
 from tracegraph.cli.fact_text import print_json
 
 MISMATCH_EXIT = 3  # tg-intent-check: the change looks unrelated to its work item (1 stays "it failed")
-TEXT_WIDTH = 100
 
 
 def _parser(prog: str, description: str, examples: list[str]) -> argparse.ArgumentParser:
@@ -35,6 +36,9 @@ def _parser(prog: str, description: str, examples: list[str]) -> argparse.Argume
 def _entity_parser(prog: str, description: str, examples: list[str]) -> argparse.ArgumentParser:
     p = _parser(prog, description, examples)
     p.add_argument("name", help="the entity: its name as the graph has it (Skyline), or its IRI")
+    p.add_argument("--as-of", metavar="DATE",
+                   help="answer as the graph held at DATE (YYYY-MM-DD, YYYY-MM or an ISO 8601 date-time): the facts "
+                        "that held then, and only the documents that existed then [now]")
     return p
 
 
@@ -47,46 +51,21 @@ def _entity_command(prog: str, args: argparse.Namespace, operation: str,
                     show: Callable[[dict[str, Any], str], None], **asked: object) -> int:
     """GET the entity's answer for `operation` and print it with `show(answer, name)`, or as JSON."""
     async def body(api: Api) -> None:
-        response = await api.get(_entity_route(operation, args.name), collection_query(args, **asked))
+        response = await api.get(_entity_route(operation, args.name),
+                                 collection_query(args, **asked, **{"as-of": args.as_of}))
         if args.json:
             print_json(response)
-        else:
-            show(response, response.get("label") or args.name)
+            return
+        for note in response.get("notes", []):
+            print(f"note: {note}", file=sys.stderr)
+        if response.get("as-of"):
+            print(heading(response["as-of"], EXPLICIT), end="")
+        show(response, response.get("label") or args.name)
 
     return run(prog, args, body)
 
 
-def source_text(source: dict[str, Any]) -> str:
-    """Where a claim comes from, as a person reads it.
-
-    >>> source_text({"document": "urn:doc:7", "title": "Service catalog", "line": 12})
-    'Service catalog, line 12'
-    >>> source_text({"document": "urn:doc:7", "title": "services/billing/README.md", "line": 12, "last_line": 14})
-    'services/billing/README.md, lines 12–14'
-    >>> source_text({"document": "urn:doc:7"})
-    'urn:doc:7'
-    """
-    where = source.get("title") or source.get("document") or "?"
-    if source.get("line") is None:
-        return where
-    last = source.get("last_line")
-    return f"{where}, lines {source['line']}–{last}" if last else f"{where}, line {source['line']}"
-
-
-def _joined(texts: list[str]) -> str:
-    return "; ".join(dict.fromkeys(t for t in texts if t))
-
-
 # --- tg-show-ownership ----------------------------------------------------------------------------
-
-AGREEMENT = {
-    "agree": "the graph and CODEOWNERS agree",
-    "disagree": "the graph and CODEOWNERS disagree",
-    "graph-only": "from the graph; no CODEOWNERS rule covers it",
-    "codeowners-only": "from CODEOWNERS; the graph names no owner",
-}
-PATH_ORIGIN = {"graph": "its code path in the graph", "name": "a directory named like it"}
-
 
 def main_ownership(argv: list[str] | None = None) -> int:
     p = _entity_parser(
@@ -99,32 +78,6 @@ def main_ownership(argv: list[str] | None = None) -> int:
          "tg-show-ownership services/skyline/models/train.py"])
     args = p.parse_args(argv)
     return _entity_command("tg-show-ownership", args, "ownership", print_ownership)
-
-
-def print_ownership(response: dict[str, Any], name: str) -> None:
-    answer = response.get("ownership") or {}
-    owners, rules = answer.get("owners", []), answer.get("codeowners", [])
-    if not owners:
-        print(f"no owner known for {name}")
-    else:
-        print(f"Owners of {name} ({AGREEMENT.get(answer.get('agreement', ''), 'as found')}):")
-    for owner in owners:
-        print("  " + "  ".join(part for part in (owner["label"], owner.get("kind", ""),
-                                                 " ".join(owner.get("handles", []))) if part))
-        if owner.get("relations"):
-            print(f"    how: {', '.join(owner['relations'])}")
-        if owner.get("sources"):
-            print(f"    sources: {_joined([source_text(s) for s in owner['sources']])}")
-    if rules:
-        print("CODEOWNERS:")
-    for rule in rules:
-        origin = PATH_ORIGIN.get(rule.get("path-origin", ""), "")
-        where = rule["source"].get("title") or rule["source"].get("document", "?")
-        line = f":{rule['source']['line']}" if rule["source"].get("line") is not None else ""
-        print(f"  {rule['path']} → {rule['pattern']}  {' '.join(rule.get('owners', [])) or '(no owners)'}  "
-              f"{where}{line}" + (f"  ({origin})" if origin else ""))
-    if answer.get("discrepancy"):
-        print(f"Discrepancy: {answer['discrepancy']}")
 
 
 # --- tg-show-dependencies -------------------------------------------------------------------------
@@ -186,7 +139,7 @@ def _print_node(node: dict[str, Any], path: list[dict[str, Any]], edges: dict) -
         parent = path[-1]["entity"]
         reaching = edges.get((parent, node["entity"])) or edges.get((node["entity"], parent), [])
         verbs = ", ".join(f"{e.get('predicate-label') or e['predicate']} {e['weight']:.2f}" for e in reaching)
-        sources = _joined([source_text(s) for e in reaching for s in e.get("sources", [])])
+        sources = joined([source_text(s) for e in reaching for s in e.get("sources", [])])
         line += f"  ({verbs})" if verbs else ""
         line += f"  from {sources}" if sources else ""
     if node.get("cycle"):
@@ -213,26 +166,6 @@ def main_memory(argv: list[str] | None = None) -> int:
     p.add_argument("-l", "--limit", type=int, help="most items to show [20]")
     args = p.parse_args(argv)
     return _entity_command("tg-show-memory", args, "memory", print_memory, q=args.query, limit=args.limit)
-
-
-def print_memory(response: dict[str, Any], name: str) -> None:
-    answer = response.get("memory") or {}
-    items = answer.get("items", [])
-    if not items:
-        print(f"no decisions, failure patterns, exceptions or memories about {name}")
-        return
-    ranking = f" (ranked by {answer['ranking']})" if answer.get("ranking") else ""
-    print(f"Memory about {name}{ranking}:")
-    for rank, item in enumerate(items, 1):
-        source = item.get("source", {})
-        status = f"  [{item['status']}]" if item.get("status") else ""
-        print(f"{rank:2}. {item['kind']}: {item['title']}{status}")
-        about = [source.get("date", ""), source.get("author", ""), item.get("relation", ""),
-                 f"score {item.get('score', 0.0):.2f}", source_text(source)]
-        print("    " + " · ".join(part for part in about if part))
-        if item.get("text"):
-            print(textwrap.fill(" ".join(item["text"].split()), TEXT_WIDTH,
-                                initial_indent="    ", subsequent_indent="    "))
 
 
 # --- tg-intent-check ------------------------------------------------------------------------------

@@ -115,6 +115,7 @@ class TraceRenderer:
         say = lines.append
         if step == "question":
             lines += [f"    Query: {text(q)}" for q in objects(triples, explain_id, TG + "query")]
+            lines += [date_phrase_line(triples, p) for p in objects(triples, explain_id, TG + "datePhrase")]
             lines += [f"    {text(c)}" for c in objects(triples, explain_id, RDFS_COMMENT)]
         elif step == "grounding":
             say(f"    Concepts: {', '.join(text(c) for c in objects(triples, explain_id, TG + 'concept'))}")
@@ -178,6 +179,11 @@ class TraceRenderer:
         selections = by_score(triples, objects(triples, uri, TG + "selectedEdge"))
         lines = [f"    Selected {len(selections)} edge(s)"]
         lines += [f"    ({text(note)})" for note in objects(triples, uri, RDFS_COMMENT)]
+        for risk in ranked(triples, objects(triples, uri, TG + "selectedRisk")):  # a global answer about risks
+            lines.append(f"      Risk #{value(triples, risk, 'rank')} [severity {value(triples, risk, 'severity')}] "
+                         f"{value(triples, risk, RDFS_LABEL)} ({value(triples, risk, 'riskKind')}, "
+                         f"{len(objects(triples, risk, TG + 'evidence'))} evidence edge(s) below)")
+            lines.append(f"        Severity: {value(triples, risk, 'reasoning')}")
         for selection in selections:
             edge = objects(triples, selection, TG + "edge")
             if not edge:
@@ -213,6 +219,22 @@ class TraceRenderer:
             if chunk:
                 lines.append(f"      Chunk: {await self.chunk_chain(chunk[0])} [score {value(triples, node, 'score')}]")
         return lines
+
+
+def date_phrase_line(triples: list[dict], phrase: dict) -> str:
+    """A date phrase of the question: what it was read as, and whether the answer stands at it.
+
+    >>> node = {"t": "i", "i": "urn:p"}
+    >>> facts = [("phraseText", "in 2024"), ("resolvedAsOf", "2024-12-31T23:59:59Z"), ("resolvedBy", "year"),
+    ...          ("appliedAsOf", "true")]
+    >>> date_phrase_line([{"s": node, "p": {"i": TG + p}, "o": {"v": v}} for p, v in facts], node)
+    "    Date: 'in 2024' → as of 2024-12-31 (year); the answer stands there"
+    """
+    as_of = value(triples, phrase, "resolvedAsOf")
+    used = "the answer stands there" if value(triples, phrase, "appliedAsOf") == "true" else \
+        value(triples, phrase, RDFS_COMMENT) or "not applied"
+    return (f"    Date: '{value(triples, phrase, 'phraseText')}' → " + (f"as of {as_of[:10]} " if as_of else "") +
+            f"({value(triples, phrase, 'resolvedBy')}); {used}")
 
 
 def value(triples: list[dict], subject: dict | str, predicate: str) -> str:

@@ -29,6 +29,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("-k", "--top-k", type=int, help="facts the answer rests on [10]")
     p.add_argument("--hops", type=int, choices=[1, 2, 3], help="graph walk depth [by query type]")
     p.add_argument("--rrf-k", type=int, help="Reciprocal Rank Fusion constant [60]")
+    p.add_argument("--fusion-weight", dest="fusion_weights", action="append", type=_weight, metavar="STRATEGY=W",
+                   help="how much a strategy's ranks count in the fusion, 0-100 (repeat the option; e.g. ppr=30) "
+                        "[by query type]")
     hyde = p.add_mutually_exclusive_group()
     hyde.add_argument("--hyde", dest="hyde", action="store_true", default=None,
                       help="always search with a hypothetical answer (HyDE)")
@@ -40,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
 
     async def body(api: Api) -> None:
         fields = {"strategies": args.strategies, "top-k": args.top_k, "hops": args.hops, "rrf-k": args.rrf_k,
-                  "hyde": args.hyde, "use-cache": False if args.no_cache else None, "global": args.global_search}
+                  "fusion-weights": dict(args.fusion_weights) if args.fusion_weights else None, "hyde": args.hyde, "use-cache": False if args.no_cache else None, "global": args.global_search}
         fields = {k: v for k, v in fields.items() if v is not None}
         if args.json:
             print(json.dumps(await ask_json(api, args, fields), indent=2))
@@ -49,6 +52,17 @@ def main(argv: list[str] | None = None) -> int:
         print_confidence(final)
 
     return run("tg-search", args, body)
+
+
+def _weight(text: str) -> tuple[str, float]:
+    """("ppr", 30.0) of "ppr=30"."""
+    name, _, weight = text.partition("=")
+    if name not in STRATEGIES:
+        raise argparse.ArgumentTypeError(f"{name!r} is not a fused strategy ({', '.join(STRATEGIES)})")
+    try:
+        return name, float(weight)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: write STRATEGY=WEIGHT, e.g. ppr=30") from None
 
 
 async def ask_json(api: Api, args: argparse.Namespace, fields: dict[str, Any]) -> dict[str, Any]:
@@ -72,7 +86,9 @@ def print_confidence(final: dict[str, Any]) -> None:
           f"{block['source_density']} source document(s); strategies: "
           f"{', '.join(block['retrieval_strategies_used']) or 'none'})")
     if block["low_confidence_warning"]:
-        print("WARNING: low confidence — the answer rests on one source document or less, or a strategy failed.")
-    for number, item in enumerate(final.get("evidence") or [], start=1):
+        print(f"WARNING: low confidence: {'; '.join(block.get('warning_reasons') or ['the service flagged it'])}.")
+    # Best score first, the score printed beside each: what reads as the top fact is the top fact.
+    evidence = sorted(final.get("evidence") or [], key=lambda item: -item["score"])
+    for number, item in enumerate(evidence, start=1):
         ranks = ", ".join(f"{name} #{rank}" for name, rank in item["ranks"].items())
         print(f"  {number:>2}. {item['text']}   [score {item['score']:.2f}; {ranks}]")

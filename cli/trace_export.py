@@ -1,5 +1,6 @@
 """What `tg-export-explain-trace` writes beside a trace so that the export audits on its own: each quoted
-edge as a fact, with the subgraphs that contain it and their chunk → page → document records; each chunk
+edge as a fact, with the subgraphs that contain it and their chunk (or line) → page → document records, and,
+for a fact about a CODEOWNERS rule or a memory record, that record's description; each chunk
 an answer used, with its records; each community report a global answer kept, with its community, the
 detection run and the facts it summarises (and their provenance); each RAPTOR summary an answer kept,
 with the build that wrote it. Read with pattern queries of the
@@ -11,12 +12,16 @@ import asyncio
 import json
 
 from tracegraph.cli.api import Api
-from tracegraph.cli.explain_render import COMMUNITY, PROV, RAPTOR, SOURCE, TG, objects
+from tracegraph.cli.explain_render import COMMUNITY, PROV, RAPTOR, RDF_TYPE, SOURCE, TG, objects
 
 # A record's links to the records it needs to be valid and to be followed: up the derivation chain, to
 # the activity that generated it and the agent that ran it, and from a report to its community.
 FOLLOWED = frozenset({PROV + "wasDerivedFrom", PROV + "wasGeneratedBy", PROV + "wasAssociatedWith",
                       TG + "reportOf", TG + "parentCommunity"})
+# Our own records that facts are stated about (a CODEOWNERS rule, a decision or incident): a quoted fact of
+# one comes with the record's description and the owners a rule names, which its shapes need.
+RECORD_NODES = ("urn:trustgraph:codeowners-rule:", "urn:trustgraph:memory:")
+OWNER_DESCRIPTION = frozenset({RDF_TYPE, TG + "contactHandle"})
 CONCURRENT = 8  # pattern queries in flight at once
 RECORD_LIMIT = 100_000  # triples per record (a community lists all its members)
 
@@ -82,6 +87,19 @@ class ProvenanceWalk:
             self._match(SOURCE, p={"t": "i", "i": TG + "contains"}, o=edge))
         self.found += facts
         await self.records([h["s"]["i"] for h in holders if h["s"].get("t") == "i"], SOURCE)
+        if triple["s"].get("i", "").startswith(RECORD_NODES):
+            await self.described(triple["s"]["i"])
+
+    async def described(self, node: str) -> None:
+        """A record node's own triples, and each owner it names with its type and handle."""
+        if (None, node) in self._visited:
+            return
+        self._visited.add((None, node))
+        description = await self._match(None, s={"t": "i", "i": node})
+        self.found += description
+        owners = [t["o"] for t in description if t["p"].get("i") == TG + "codeOwner"]
+        for found in await asyncio.gather(*(self._match(None, s=owner) for owner in owners)):
+            self.found += [t for t in found if t["p"].get("i") in OWNER_DESCRIPTION]
 
     async def records(self, nodes: list[str], graph: str, follow: frozenset[str] = FOLLOWED) -> None:
         """Each node's triples in `graph` and, breadth first, those of the nodes they link to (`follow`).

@@ -19,6 +19,7 @@ from pathlib import Path
 from tracegraph.base.bus.protocol import Backend
 from tracegraph.base.settings import RuntimeSettings, add_runtime_arguments, settings_from
 from tracegraph.cli.api import Api
+from tracegraph.cli.architecture_text import dated_source_text, headline
 from tracegraph.cli.explain_render import TraceRenderer
 from tracegraph.cli.library_upload import add_document, process, wait_for_extraction
 from tracegraph.cli.trace_store import list_traces
@@ -118,8 +119,9 @@ def answer_text(text: str) -> str:
 def step_text(kind: str, content: str) -> str:
     """An agent step in full, wrapped at word boundaries; an observation (a tool's whole answer, which
     the agent's answer quotes) by its first line of substance."""
-    if kind == "observation":
-        lines = [line for line in content.splitlines() if line.strip() and not line.startswith(OFFLINE_ANSWER)]
+    if kind == "observation":  # an offline answer's label left out, the statement after it kept
+        lines = [re.sub(r"^Offline answer \([^)]*\)[:,]?\s*", "", line) for line in content.splitlines()]
+        lines = [line for line in lines if line.strip() and not line.startswith(OFFLINE_ANSWER)]
         more = f" (+{len(lines) - 1} more lines)" if len(lines) > 1 else ""
         content = textwrap.shorten(lines[0] if lines else content, WIDTH - 20 - len(more), placeholder=" …") + more
     return textwrap.fill(f"{kind}: {content}", WIDTH, initial_indent="  ", subsequent_indent="      ")
@@ -228,8 +230,9 @@ async def ask_agent(api: Api, question: str) -> None:
 
 
 async def ask_globally(api: Api, question: str, wait: float = 60.0) -> None:
-    """A strategic question, which the search router answers by map-reduce over the community reports
-    the community processor wrote while the corpus was ingested."""
+    """A strategic question, which the search router answers globally: a question about risks from the
+    risks computed over the graph's architecture, any other by map-reduce over the community reports the
+    community processor wrote while the corpus was ingested."""
     print(f"\nGlobal search (community reports), explained: {question!r}")
     deadline = time.monotonic() + wait
     while not (await api.flow_service("default", "community", {"operation": "status"}))["counts"].get("reports"):
@@ -237,8 +240,9 @@ async def ask_globally(api: Api, question: str, wait: float = 60.0) -> None:
             print("  no community reports yet (tg-rebuild-communities builds them)")
             return
         await asyncio.sleep(0.5)
-    final = await explained(api, "search", {"query": question},
-                            at_most(3, "      #", "tg-show-explain-trace"), steps=("exploration", "focus"))
+    scores, edges = at_most(3, "      #", "tg-show-explain-trace"), at_most(3, "      Edge:", "tg-show-explain-trace")
+    final = await explained(api, "search", {"query": question}, lambda lines: edges(scores(lines)),
+                            steps=("exploration", "focus"))
     print(answer_text(final.get("response", "")))
     block = final.get("confidence") or {}
     print(f"  query type {final.get('query_type')}; confidence {block.get('confidence')}; "
@@ -274,10 +278,14 @@ async def ask_architecture(api: Api, entity: str = ARCHITECTURE_ENTITY, wait: fl
             break  # the architecture extractor reads whole documents beside the chunker; show what there is
         await asyncio.sleep(0.5)
     print(f"\nOwnership (GET /api/v1/ownership/{entity}, tg-show-ownership):")
-    for owner in owned["ownership"]["owners"]:
-        cited = ", ".join(dict.fromkeys(f"{s['title'] or s['document']}" + (f" line {s['line']}" if s.get("line") else "")
-                                        for s in owner["sources"]))
-        print(f"  {owner['label']} {' '.join(owner['handles'])}  [{', '.join(owner['relations'])}]  from {cited}")
+    owners = owned["ownership"]["owners"]
+    if owners:
+        print(textwrap.fill(headline(entity, owners[0]), WIDTH, initial_indent="  ", subsequent_indent="    ",
+                            break_on_hyphens=False))
+    for owner in owners:  # the current owners first, then the earlier ones, each source dated
+        cited = "; ".join(dict.fromkeys(dated_source_text(s) for s in owner["sources"]))
+        print(f"  {owner.get('standing', 'current'):<8} {owner['label']} {' '.join(owner['handles'])}  "
+              f"[{', '.join(owner['relations'])}]  from {cited}")
     if owned["ownership"]["discrepancy"]:
         print(textwrap.fill(owned["ownership"]["discrepancy"], WIDTH, initial_indent="  ! ", subsequent_indent="    "))
     tree = (await api.get(f"dependencies/{entity}", {"depth": "3"}))["dependencies"]

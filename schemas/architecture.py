@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from tracegraph.schemas.base import Message, ServiceResponse
+from tracegraph.schemas.dates import parse_instant
 from tracegraph.schemas.fields import Identifier
 
 MAX_ENTITY_CHARS = 500
@@ -32,8 +33,16 @@ class ArchitectureRequest(Message):
     change: str = Field("", max_length=MAX_INTENT_CHARS)  # intent-check: the change summary or diff text
     work_item: str = Field("", alias="work-item", max_length=MAX_INTENT_CHARS)  # intent-check: its description
     threshold: float | None = Field(None, ge=-1.0, le=1.0)  # intent-check: flagged below (default 0.6)
+    # ownership, dependencies, memory: the answer as the graph held at this valid time (any form
+    # parse_instant takes; canonical UTC text after validation); None: now.
+    as_of: str | None = Field(None, alias="as-of")
     user: Identifier = "default"
     collection: Identifier = "default"
+
+    @field_validator("as_of")
+    @classmethod
+    def _as_of(cls, value: str | None) -> str | None:
+        return None if value in (None, "") else parse_instant(value, "as-of")
 
     @model_validator(mode="after")
     def _needs(self) -> "ArchitectureRequest":
@@ -55,8 +64,12 @@ class Source(Message):
     line: int | None = None
     last_line: int | None = None  # a claim read from several lines: the last of them (the first is `line`)
     author: str = ""
-    date: str = ""
+    date: str = ""  # YYYY-MM-DD: the document's own date (its --date, a dating line, an ADR's Date), or the item's
+    added: str = ""  # YYYY-MM-DD: the day the document was added to the collection, where the history records it
     kind: str = ""  # "graph" (an extracted fact) or "codeowners" (a CODEOWNERS rule)
+    # A statement a later one replaced (the history's supersession): where the later one is, dated from the
+    # day it holds, which is the day this one stopped holding.
+    superseded_by: Source | None = Field(None, alias="superseded-by")
 
 
 class Owner(Message):
@@ -69,6 +82,9 @@ class Owner(Message):
     relations: list[str] = []  # "is owned by", "leads", "CODEOWNERS"
     origins: list[Literal["graph", "codeowners"]] = []
     sources: list[Source] = []
+    standing: Literal["current", "earlier"] = "current"  # earlier: replaced, or named only by the older side
+    since: str = ""  # YYYY-MM-DD: the earliest own date of the sources naming it so
+    until: str = ""  # YYYY-MM-DD: for an earlier owner, the day a later statement replaced it, where known
 
 
 class CodeOwnersMatch(Message):
@@ -86,6 +102,8 @@ class OwnershipResponse(Message):
     codeowners: list[CodeOwnersMatch] = []
     discrepancy: str = ""  # set when the graph and CODEOWNERS name different owners
     agreement: Literal["agree", "disagree", "graph-only", "codeowners-only", "none"] = "none"
+    # On a disagreement, whose sources are newer ("unknown": the dates cannot tell); "" otherwise.
+    newer: Literal["graph", "codeowners", "same", "unknown", ""] = ""
 
 
 class DependencyEdge(Message):
@@ -119,6 +137,17 @@ class DependencyResponse(Message):
     truncated: bool = False  # more edges than max-edges (nearest levels kept), or a level over MAX_EDGES_PER_LEVEL
 
 
+class Reason(Message):
+    """One part of why a memory is as it is (a decision's context, a driver, an option it weighed; a
+    failure's root cause), as its document says it, and the lines it says it on where they are known."""
+
+    part: Literal["context", "driver", "option", "consequence", "root-cause", "impact", "action-item", "policy"]
+    text: str
+    line: int | None = None
+    last_line: int | None = Field(None, alias="last-line")
+    chosen: bool = False  # an option: the one the decision took
+
+
 class MemoryItem(Message):
     """A decision, failure pattern, exception to policy or memory about the entity, with why it ranks where it does."""
 
@@ -127,6 +156,7 @@ class MemoryItem(Message):
     title: str
     text: str = ""
     why: str = ""  # a decision's rationale (its Context), a failure's root cause, an exception's policy
+    reasons: list[Reason] = []  # the why part by part, with lines: context, drivers, options (the chosen one marked), …
     status: str = ""
     relation: str = ""  # how it touches the entity: why, caused-by, affected, excepts, concerns
     score: float = 0.0
@@ -166,4 +196,6 @@ class ArchitectureResponse(ServiceResponse):
     dependencies: DependencyResponse | None = None
     memory: MemoryResponse | None = None
     intent: IntentResponse | None = None
+    as_of: str | None = Field(None, alias="as-of")  # the valid time the answer stands at; None: now
+    notes: list[str] = []  # what the answer could not do as asked (an as-of without history to read it from)
     end_of_stream: bool = False

@@ -3,9 +3,9 @@ keyword index's queries, and the graph-update events the triples writer sends af
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import ClassVar, Literal, get_args
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from tracegraph.schemas.base import Message, ServiceResponse
 from tracegraph.schemas.fields import Question
@@ -13,7 +13,8 @@ from tracegraph.schemas.ingest import Metadata
 from tracegraph.schemas.retrieval import RagRequest, RagResponse
 from tracegraph.schemas.rdf import Triple, TripleList
 
-STRATEGIES = ("vector", "bm25", "graph", "sparql", "ppr")  # the hybrid ones, fused by RRF
+FusedStrategy = Literal["vector", "bm25", "graph", "sparql", "ppr"]
+STRATEGIES: tuple[str, ...] = get_args(FusedStrategy)  # the hybrid ones, fused by RRF
 WHOLE_ANSWER_STRATEGIES = ("global", "raptor")  # each answers on its own: community map-reduce, the RAPTOR tree
 Strategy = Literal["vector", "bm25", "graph", "sparql", "ppr", "global", "raptor"]
 
@@ -70,8 +71,18 @@ class SearchRequest(RagRequest):
     top_k: int | None = Field(None, alias="top-k", ge=1, le=100)
     hops: int | None = Field(None, ge=1, le=3)
     rrf_k: int | None = Field(None, alias="rrf-k", ge=1, le=10_000)
+    # Each fused strategy's vote in RRF ({"ppr": 6}); unset: the router's weights for the query type.
+    fusion_weights: dict[FusedStrategy, float] | None = Field(
+        None, alias="fusion-weights")
     hyde: bool | None = None  # None: when the best raw similarity is below the threshold
     use_cache: bool = Field(True, alias="use-cache")
+
+    @field_validator("fusion_weights")
+    @classmethod
+    def _weights_in_range(cls, weights: dict[str, float] | None) -> dict[str, float] | None:
+        if weights and not all(0 <= w <= 100 for w in weights.values()):
+            raise ValueError("fusion-weights: each weight must be between 0 and 100")
+        return weights
 
     @model_validator(mode="after")
     def _whole_answers_alone(self) -> "SearchRequest":
@@ -96,6 +107,7 @@ class Confidence(Message):
     source_density: int = 0  # independent source documents behind the evidence
     retrieval_strategies_used: list[str] = []
     low_confidence_warning: bool = True
+    warning_reasons: list[str] = []  # why the warning is raised (and the confidence held low)
 
 
 class Evidence(Message):

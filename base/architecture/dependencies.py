@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tracegraph.base.architecture import graph
+from tracegraph.base.architecture import at_date, graph
 from tracegraph.base.architecture.graph import Entity
 from tracegraph.base.architecture.verbs import Verbs
 from tracegraph.base.stores.keyword import readable
@@ -44,13 +44,14 @@ def steps(facts: Sequence[Triple], frontier: set[str], verbs: Verbs, direction: 
 
 
 async def dependencies(rows: Rows, root: Entity, *, depth: int, direction: str, verbs: Verbs,
-                       max_edges: int = 200) -> DependencyResponse:
+                       max_edges: int = 200, as_of: str | None = None) -> DependencyResponse:
     """The tree, nearest levels first: once `max_edges` edges are kept (a hub has thousands at depth 3),
-    the rest are left out and `truncated` says so."""
+    the rest are left out and `truncated` says so. `as_of`: the edges that held then (at_date.py)."""
     children: dict[str, list[Step]] = defaultdict(list)
     frontier, seen, truncated, kept = {root.iri}, {root.iri}, False, 0
     for _ in range(depth):
-        facts = await graph.edges(rows, sorted(frontier), limit=MAX_EDGES_PER_LEVEL + 1, endings=verbs.endings)
+        facts = await at_date.edges(rows, sorted(frontier), as_of, limit=MAX_EDGES_PER_LEVEL + 1,
+                                    endings=verbs.endings)
         truncated |= len(facts) > MAX_EDGES_PER_LEVEL
         level = sorted(steps(facts, frontier, verbs, direction), key=lambda s: (s.source, s.target, s.fact.p.iri))
         if kept + len(level) > max_edges:

@@ -10,7 +10,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from tracegraph.base.errors import UnknownEntity
-from tracegraph.base.provenance.uris import entity_uri, slug
+from tracegraph.base.extraction.vocabulary import ALIAS
+from tracegraph.base.provenance.uris import entity_uri, relation_uri, slug
 from tracegraph.base.provenance.vocab import DC, PROV, RDFS, TG
 from tracegraph.base.retrieval.labels import label_batches, read_labels
 from tracegraph.base.review.items import term_text
@@ -73,14 +74,22 @@ def values(terms: Iterable[str | Term]) -> str:
 
 async def resolve(rows: Rows, name: str, collection: str = "") -> Entity:
     """The entity a name or IRI means in this collection: the first candidate the graph holds anything
-    about. UnknownEntity (→ 404) names what was looked for."""
+    about, or the entity it is an alias of ("LGR" when "Ledger is also known as LGR"). Names match in any
+    case (an entity IRI is its label's slug). UnknownEntity (→ 404) names what was looked for."""
     wanted = candidates(name)
-    found = await rows(f"""SELECT ?e (SAMPLE(?l) AS ?label) WHERE {{ VALUES ?e {{ {values(wanted)} }}
-        {{ ?e ?p ?o }} UNION {{ ?s ?p ?e }} OPTIONAL {{ ?e <{RDFS.label.iri}> ?l }} }} GROUP BY ?e""", len(wanted))
-    held = {text(row.get("e")): text(row.get("label")) for row in found if row.get("e") is not None}
+    found = await rows(f"""SELECT ?e (SAMPLE(?l) AS ?label) (SAMPLE(?c) AS ?canon) (SAMPLE(?cl) AS ?canonLabel)
+        WHERE {{ VALUES ?e {{ {values(wanted)} }} {{ ?e ?p ?o }} UNION {{ ?s ?p ?e }}
+        OPTIONAL {{ ?e <{RDFS.label.iri}> ?l }}
+        OPTIONAL {{ ?c <{relation_uri(ALIAS)}> ?e OPTIONAL {{ ?c <{RDFS.label.iri}> ?cl }} }} }} GROUP BY ?e""",
+                       len(wanted))
+    held = {text(row.get("e")): row for row in found if row.get("e") is not None}
     for candidate in wanted:
         if candidate in held:
-            return Entity(candidate, held[candidate] or readable(candidate))
+            row = held[candidate]
+            canon = text(row.get("canon"))
+            if canon:
+                return Entity(canon, text(row.get("canonLabel")) or readable(canon))
+            return Entity(candidate, text(row.get("label")) or readable(candidate))
     where = f" in collection {collection!r}" if collection else ""
     raise UnknownEntity(f"no entity {name!r}{where} (looked for {', '.join(wanted)})")
 
@@ -98,17 +107,18 @@ async def labels(rows: Rows, entities: Sequence[str], fallback: bool = True) -> 
 
 
 async def edges(rows: Rows, entities: Sequence[str], limit: int = MAX_ROWS,
-                endings: Sequence[str] = ()) -> list[Triple]:
-    """Every fact of the default graph with one of `entities` as subject or object and an IRI at the other
-    end; only those whose predicate's words end with one of `endings` (verb phrases) when given, so a busy
-    entity's other edges never leave the store."""
+                endings: Sequence[str] = (), within: str | None = None) -> list[Triple]:
+    """Every fact of the default graph (or the named graph `within`) with one of `entities` as subject or
+    object and an IRI at the other end; only those whose predicate's words end with one of `endings` (verb
+    phrases) when given, so a busy entity's other edges never leave the store."""
     out: list[Triple] = []
     unique = list(dict.fromkeys(entities))
     wanted = f" FILTER(REGEX(STR(?p), \"{predicate_pattern(endings)}\"))" if endings else ""
     for i in range(0, len(unique), _BATCH):
         batch = values(unique[i:i + _BATCH])
-        query = (f"SELECT ?s ?p ?o WHERE {{ {{ VALUES ?s {{ {batch} }} ?s ?p ?o FILTER(isIRI(?o)){wanted} }} UNION "
-                 f"{{ VALUES ?o {{ {batch} }} ?s ?p ?o FILTER(isIRI(?s)){wanted} }} }}")
+        spo = f"GRAPH <{within}> {{ ?s ?p ?o }}" if within else "?s ?p ?o"
+        query = (f"SELECT ?s ?p ?o WHERE {{ {{ VALUES ?s {{ {batch} }} {spo} FILTER(isIRI(?o)){wanted} }} UNION "
+                 f"{{ VALUES ?o {{ {batch} }} {spo} FILTER(isIRI(?s)){wanted} }} }}")
         for row in await rows(query, limit):
             s, p, o = row.get("s"), row.get("p"), row.get("o")
             if isinstance(s, IriTerm) and isinstance(p, IriTerm) and isinstance(o, IriTerm):

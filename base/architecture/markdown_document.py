@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date as _date
 from types import MappingProxyType
@@ -138,6 +138,10 @@ class Document:
     def prose(self, *keys: str) -> str:
         return _joined(self.blocks(*keys))
 
+    def spans(self, *keys: str) -> list[tuple[int, int, str]]:
+        """The blocks of the sections with these keys as (first line, last line, prose)."""
+        return [b for s in self.of(*keys) for b in block_spans(s.body, self.meta_lines)]
+
     def first_line(self, *keys: str) -> int:
         return next((s.line for s in self.of(*keys)), self.title_line)
 
@@ -253,6 +257,22 @@ def body_blocks(body: Iterable[tuple[int, str]], skip: frozenset[int] = frozense
             blocks.append(current)
         current[1].append(_plain(raw))
     return [(number, " ".join(t for t in texts if t)) for number, texts in blocks if any(texts)]
+
+
+def block_spans(body: Sequence[tuple[int, str]], skip: frozenset[int] = frozenset()) -> list[tuple[int, int, str]]:
+    """body_blocks with the last line of each: (first line, last line, prose). A block ends at the last
+    written line before the next block begins.
+
+    >>> block_spans([(3, "- One,"), (4, "  more."), (5, ""), (6, "- Two")])
+    [(3, 4, 'One, more.'), (6, 6, 'Two')]
+    """
+    blocks = body_blocks(body, skip)
+    written = [n for n, raw in body if raw.strip() and n not in skip]
+    spans = []
+    for k, (first, prose) in enumerate(blocks):
+        following = blocks[k + 1][0] if k + 1 < len(blocks) else None
+        spans.append((first, max(n for n in written if first <= n and (following is None or n < following)), prose))
+    return spans
 
 
 def _continues(lines: list[tuple[int, str]], k: int, indent: int) -> bool:

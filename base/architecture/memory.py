@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 
+from tracegraph.base.architecture import at_date
 from tracegraph.base.architecture.graph import Entity, text
+from tracegraph.base.architecture.memory_reasons import with_reasons
 from tracegraph.base.architecture.triples import KIND_OF_CLASS, RELATION_OF_PREDICATE, RELATIONS
 from tracegraph.base.provenance.vocab import DC, PROV, RDF, RDFS, TG
 from tracegraph.base.retrieval.rerank import EmbeddingReranker
@@ -61,9 +63,14 @@ def recency(date: str, today: datetime, half_life_days: float) -> float:
 
 
 async def memory(rows: Rows, entity: Entity, embed: Embed, *, question: str = "", limit: int = 20,
-                 half_life_days: float = 365.0, today: datetime | None = None) -> MemoryResponse:
+                 half_life_days: float = 365.0, today: datetime | None = None,
+                 as_of: str | None = None) -> MemoryResponse:
+    """The items about `entity`, best first; as of a date (at_date.py), those that existed then, their
+    recency counted to that date."""
+    if as_of:
+        today = datetime.fromisoformat(as_of.replace("Z", "+00:00"))
     today = today or datetime.now(UTC)
-    found = await read_items(rows, entity.iri)
+    found = await at_date.memory_items(rows, await read_items(rows, entity.iri), as_of)
     by_node: dict[str, dict[str, str]] = {}
     for row in found:  # one item per node, by its most direct relation
         relation = RELATION_OF_PREDICATE[row["rel"]]
@@ -94,4 +101,4 @@ async def memory(rows: Rows, entity: Entity, embed: Embed, *, question: str = ""
            f"relevance = cosine to {'the question' if question.strip() else 'a why-question about the entity'} "
            f"× relation weight (why 1, affected/caused-by/excepts 0.9, concerns 0.6); recency halves every "
            f"{half_life_days:g} days (undated {UNDATED_RECENCY}); superseded/deprecated ×0.6, rejected ×0.5")
-    return MemoryResponse(items=ranked[:limit], ranking=how)
+    return MemoryResponse(items=await with_reasons(rows, ranked[:limit]), ranking=how)

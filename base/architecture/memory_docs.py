@@ -15,6 +15,7 @@ from typing import Literal
 from tracegraph.base.architecture.markdown_document import (
     MONTH_NAMES,
     Document,
+    block_spans,
     body_blocks,
     dates_in,
     parse_date,
@@ -24,16 +25,18 @@ from tracegraph.base.architecture.markdown_document import (
 from tracegraph.base.retrieval.names import question_names
 
 __all__ = ["ADR", "FIELDS", "GIST_LIMIT", "POSTMORTEM", "RECORD_KINDS", "RELATIONS", "REVIEW", "DocumentKind",
-           "MemoryRecord", "RecordKind", "dates_in", "extract", "find_name", "gist", "normalise_status", "parse_date",
-           "recognise"]
+           "MemoryRecord", "RecordKind", "dates_in", "extract", "find_name", "gist", "normalise_status", "option_name",
+           "parse_date", "recognise"]
 
 ADR, POSTMORTEM, REVIEW = "text/x-adr", "text/x-postmortem", "text/x-review-comments"
 DocumentKind = Literal["adr", "postmortem", "review-comments"]
 RecordKind = Literal["decision", "failure-pattern", "exception", "memory"]
 RECORD_KINDS: tuple[RecordKind, ...] = ("decision", "failure-pattern", "exception", "memory")
-FIELDS = ("rationale", "consequence", "root-cause", "impact", "action-items", "policy", "options")
+FIELDS = ("rationale", "consequence", "root-cause", "impact", "action-items", "policy", "options", "drivers", "chosen")
 RELATIONS = ("why", "affected", "caused-by", "excepts", "concerns")
 GIST_LIMIT = 800  # characters of a record's text: enough for a decision, short enough to show in an answer
+OPTION_LIMIT = 300  # characters of one considered option or decision driver: its name and why it was (not) taken
+Span = tuple[int, int]  # first and last line (1-based, inclusive)
 _DECLARED: dict[str, DocumentKind] = {ADR: "adr", "adr": "adr", POSTMORTEM: "postmortem", "postmortem": "postmortem",
                                       "post-mortem": "postmortem", REVIEW: "review-comments",
                                       "review-comments": "review-comments"}
@@ -41,8 +44,9 @@ _DECLARED: dict[str, DocumentKind] = {ADR: "adr", "adr": "adr", POSTMORTEM: "pos
 
 @dataclass(frozen=True, slots=True)
 class MemoryRecord:
-    """One remembered thing. `fields` keys are FIELDS ("action-items" and "options" hold one item per line);
-    `relations` maps RELATIONS to entity names as the document writes them."""
+    """One remembered thing. `fields` keys are FIELDS ("action-items", "options" and "drivers" hold one item
+    per line; "chosen" is the option taken); `relations` maps RELATIONS to entity names as the document
+    writes them; `lines` maps "text" and FIELDS to the lines each says it on (one span per item)."""
 
     kind: RecordKind
     title: str
@@ -53,11 +57,13 @@ class MemoryRecord:
     status: str = ""
     fields: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     relations: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    lines: Mapping[str, tuple[Span, ...]] = field(default_factory=lambda: MappingProxyType({}))
 
     def __post_init__(self) -> None:
         # Read-only all the way down: a record handed on cannot change under its reader; empty entries dropped.
         object.__setattr__(self, "fields", MappingProxyType({k: v for k, v in self.fields.items() if v}))
         object.__setattr__(self, "relations", MappingProxyType({k: tuple(v) for k, v in self.relations.items() if v}))
+        object.__setattr__(self, "lines", MappingProxyType({k: tuple(v) for k, v in self.lines.items() if v}))
 
 
 # ---------------------------------------------------------------- statuses, names, gists
@@ -264,7 +270,8 @@ def _author(document: Document) -> str:
 
 
 def _decision(document: Document, names: _Names) -> list[MemoryRecord]:
-    decision = document.prose("decision") or document.prose("preamble", "other")
+    keys = ("decision",) if document.prose("decision") else ("preamble", "other")
+    decision = document.prose(*keys)
     context, consequences = document.prose("context"), document.prose("consequences")
     stated = " ".join([*(s.heading for s in document.of("status")), document.prose("status")])
     status = normalise_status(document.meta.get("status", "") or stated)
@@ -272,28 +279,74 @@ def _decision(document: Document, names: _Names) -> list[MemoryRecord]:
     why = names(document.title, decision)
     # Why: the reasons the decision gives itself ("Chosen option: Sentry, because …"), then its context.
     reasons = next((m.group(1) for m in _BECAUSE.finditer(decision)), "")
-    options = "\n".join(_option(text) for text in _considered(document))
+    options, drivers = _listed(document, _CONSIDERED), _listed(document, _DRIVERS)
+    chosen = _chosen(options, decision)
+    line = document.first_line("decision")
+    told = _span(document.spans(*keys), line)
     record = MemoryRecord(
-        "decision", document.title or _headline(decision), gist(decision), document.first_line("decision"),
+        "decision", document.title or _headline(decision), gist(decision), line,
         _author(document), when, status,
         {"rationale": gist(" ".join(filter(None, (reasons, context)))), "consequence": gist(consequences),
-         "options": options},
-        {"why": why, "concerns": _others(names(context, consequences), why)})
+         "options": "\n".join(text for *_, text in options), "drivers": "\n".join(text for *_, text in drivers),
+         "chosen": chosen[2] if chosen else ""},
+        {"why": why, "concerns": _others(names(context, consequences), why)},
+        {"text": (told,) if told else (),
+         "rationale": (span,) if (span := _joint(_span(document.spans("context")), told if reasons else None)) else (),
+         "consequence": (span,) if (span := _span(document.spans("consequences"))) else (),
+         "options": tuple((first, last) for first, last, _ in options),
+         "drivers": tuple((first, last) for first, last, _ in drivers),
+         "chosen": (chosen[:2],) if chosen else ()})
     return [record, *_exceptions(document, names, record)]
+
+
+def _joint(*spans: Span | None) -> Span | None:
+    """The lines from the first to the last of `spans` (a rationale read from the context and the decision's
+    own "because …"); None when there are none."""
+    given = [s for s in spans if s]
+    return (min(s[0] for s in given), max(s[1] for s in given)) if given else None
+
+
+def _span(spans: list[tuple[int, int, str]], start: int | None = None) -> Span | None:
+    """The lines from `start` (else the first block's) to the last block's last line; None without blocks."""
+    if not spans:
+        return None
+    first = min(first for first, _, _ in spans) if start is None else start
+    return first, max(first, max(last for _, last, _ in spans))
 
 
 _BECAUSE = re.compile(r"\b(?:because|since|given that|so that)\b,?\s+(.+)$", re.IGNORECASE | re.DOTALL)
 _CONSIDERED = re.compile(r"considered options|options considered|alternatives considered|^options$|^alternatives$",
                          re.IGNORECASE)
+_DRIVERS = re.compile(r"decision drivers|^drivers$", re.IGNORECASE)
+# An option marked as the one taken ("…: chosen.", "(selected)"), not one marked as passed over.
+_TAKEN = re.compile(r"(?<!not )\b(?:chosen|selected|adopted|preferred|our choice)\b", re.IGNORECASE)
 
 
-def _considered(document: Document) -> list[str]:
-    """The items of a "Considered Options" section (MADR), not its pros and cons."""
-    return [text for section in document.of("options") if _CONSIDERED.search(section.heading.strip())
-            for _, text in body_blocks(section.body, document.meta_lines)]
+def _listed(document: Document, heading: re.Pattern[str]) -> list[tuple[int, int, str]]:
+    """The items, with their lines, of the "Considered Options" or "Decision Drivers" section (MADR),
+    not the pros and cons under an option's own heading."""
+    return [(first, last, gist(text, OPTION_LIMIT)) for section in document.of("options")
+            if heading.search(section.heading.strip())
+            for first, last, text in block_spans(section.body, document.meta_lines)]
 
 
-def _option(text: str) -> str:
+def _chosen(options: list[tuple[int, int, str]], decision: str) -> tuple[int, int, str] | None:
+    """The option the decision took: the one marked as taken, else the only one whose name the decision
+    text names ("Chosen option: Sentry, because …").
+
+    >>> _chosen([(3, 3, "Kafka: fast"), (4, 4, "RabbitMQ: chosen.")], "")[2]
+    'RabbitMQ: chosen.'
+    >>> _chosen([(3, 3, "Kafka - fast"), (4, 4, "RabbitMQ")], 'Chosen option: "Kafka", because it scales.')[2]
+    'Kafka - fast'
+    """
+    marked = [o for o in options if _TAKEN.search(o[2])]
+    if len(marked) == 1:
+        return marked[0]
+    named = [o for o in options if find_name(option_name(o[2]), decision)]
+    return named[0] if len(named) == 1 else None
+
+
+def option_name(text: str) -> str:
     """An option as its name: "Sentry" of "[Sentry](https://sentry.io/) - hosted", "Option 1: Kafka"."""
     return re.split(r"\s+[-–—]\s+|:\s", text, maxsplit=1)[0].strip(" `*")[:120]
 
@@ -301,16 +354,20 @@ def _option(text: str) -> str:
 def _failure(document: Document, names: _Names) -> list[MemoryRecord]:
     summary = document.prose("summary", "incident") or document.prose("preamble") or document.prose("impact")
     # Incident logs without a root-cause section tell it in their context ("the deletion script targeted live-1").
-    impact, cause = document.prose("impact"), document.prose("root-cause") or document.prose("context")
-    actions = "\n".join(t for _, t in document.blocks("action-items"))
+    cause_keys = ("root-cause",) if document.prose("root-cause") else ("context",)
+    impact, cause = document.prose("impact"), document.prose(*cause_keys)
+    actions = document.spans("action-items")
     # When it happened: a date in the title ("DNS Outage on 2023-01-25") before the report's own date.
     when = parse_date(document.title) or parse_date(document.meta.get("date", "")) or \
         parse_date(document.prose("preamble")) or parse_date(summary)
     record = MemoryRecord(
         "failure-pattern", document.title or _headline(summary), gist(summary),
         document.first_line("summary", "incident"), _author(document), when,
-        fields={"impact": gist(impact), "root-cause": gist(cause), "action-items": actions},
-        relations={"affected": names(summary, impact), "caused-by": names(cause)})
+        fields={"impact": gist(impact), "root-cause": gist(cause), "action-items": "\n".join(t for *_, t in actions)},
+        relations={"affected": names(summary, impact), "caused-by": names(cause)},
+        lines={"impact": (span,) if (span := _span(document.spans("impact"))) else (),
+               "root-cause": (span,) if (span := _span(document.spans(*cause_keys))) else (),
+               "action-items": tuple((first, last) for first, last, _ in actions)})
     lessons = [MemoryRecord("memory", _headline(lesson), gist(lesson), line, record.author, when,
                             relations={"concerns": names(lesson)}) for line, lesson in document.blocks("lessons")
                if not lesson.endswith(":")]  # "We learned:" introduces the lessons

@@ -1,24 +1,27 @@
 """Who owns an entity (RSN-10): the graph's owns / maintains / leads edges merged with the CODEOWNERS
 rule that decides the entity's code paths. Owners named alike in both (the "Grid Analytics team" and
-@corvid/grid-analytics) are one owner seen twice; when the two sources name different owners, both are
-returned with a note saying so, since one of them is out of date."""
+@corvid/grid-analytics) are one owner seen twice. Owners the history says were replaced come back as
+earlier owners, and every source is dated, so the current owner is listed first (owner_history.py
+judges which); when the graph and CODEOWNERS name different owners, a note says so and which is newer."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from tracegraph.base.architecture import codeowners, graph
+from tracegraph.base.architecture import at_date, codeowners, graph, owner_history
 from tracegraph.base.architecture.codeowners import CodeOwners, Rule
 from tracegraph.base.architecture.graph import Entity, name_key, text
+from tracegraph.base.architecture.owner_history import Claim
 from tracegraph.base.architecture.rules import CodeOwnersShelf, Ruleset, entity_paths
 from tracegraph.base.architecture.verbs import OWNERSHIP, Verbs
 from tracegraph.base.provenance.uris import entity_uri
 from tracegraph.base.provenance.vocab import RDF, TG
 from tracegraph.base.stores.keyword import readable
-from tracegraph.base.temporal.query import Rows
+from tracegraph.base.stores.protocol import HISTORY_FACTS_GRAPH
+from tracegraph.base.temporal.query import Rows, records_for
 from tracegraph.schemas.architecture import CodeOwnersMatch, Owner, OwnershipResponse, Source
-from tracegraph.schemas.rdf import Triple, fact_key
+from tracegraph.schemas.rdf import IriTerm, Triple, fact_key
 
 _OWNING = Verbs(OWNERSHIP)
 _TEAM_WORDS = ("team", "squad", "guild", "group", "department", "board", "office", "crew", "unit")
@@ -32,6 +35,8 @@ class _Owner:
     sources: list[Source] = field(default_factory=list)
     handles: list[str] = field(default_factory=list)
     edges: list[Triple] = field(default_factory=list)  # the graph facts naming it owner
+    replaced: list[Triple] = field(default_factory=list)  # those the current graph no longer holds
+    claims: list[Claim] = field(default_factory=list)  # each source naming it, dated
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +45,7 @@ class Found:
 
     response: OwnershipResponse
     edges: tuple[Triple, ...]
+    replaced: tuple[Triple, ...] = ()  # facts naming an earlier owner, kept by the history only
 
 
 def owner_edges(entity: str, facts: Sequence[Triple]) -> list[tuple[str, Triple]]:
@@ -54,23 +60,38 @@ def owner_edges(entity: str, facts: Sequence[Triple]) -> list[tuple[str, Triple]
     return found
 
 
-async def ownership(rows: Rows, entity: Entity, shelf: CodeOwnersShelf, scope: tuple[str, str]) -> Found:
+async def ownership(rows: Rows, entity: Entity, shelf: CodeOwnersShelf, scope: tuple[str, str],
+                    as_of: str | None = None) -> Found:
+    """Who owns `entity` now, or as the graph and CODEOWNERS stood at `as_of` (see at_date.py)."""
     owners: dict[str, _Owner] = {}
-    facts = await graph.edges(rows, [entity.iri])
+    facts = await at_date.edges(rows, [entity.iri], as_of)
     named = owner_edges(entity.iri, facts)
-    cited = await graph.sources(rows, [fact for _, fact in named])
-    for owner, fact in named:
+    replaced = await at_date.begun(rows, await former_owner_edges(rows, entity.iri, [fact for _, fact in named]),
+                                   as_of)
+    stated = [fact for _, fact in [*named, *replaced]]
+    cited = await graph.sources(rows, stated)
+    records = await records_for(rows, stated)
+    for owner, fact in [*named, *replaced]:
         held = owners.setdefault(owner, _Owner(owner))
         held.relations.append(readable(fact.p.iri))
         held.origins.append("graph")
-        held.sources += cited.get(fact_key(fact), [])
-        held.edges.append(fact)
-    graph_owners = set(owners)
+        (held.edges if (owner, fact) in named else held.replaced).append(fact)
+    graph_owners = {owner for owner, _ in named}
 
-    ruleset = await shelf.rules(scope, rows)
+    ruleset = await at_date.rules(rows, await shelf.rules(scope, rows), as_of)
     matches = _codeowners_matches(ruleset, await entity_paths(rows, entity, ruleset))
     codeowners_owners = _add_rule_owners(owners, matches, lambda handle_owner: _same_as(
         entity_uri(handle_owner.name), owners, _alias(handle_owner.handle)))
+    everyone = {r.uri: r for found in records.values() for r in found}
+    dates = await owner_history.document_dates(rows, [
+        *(s.document for found in cited.values() for s in found), *(r.document for r in everyone.values()),
+        *(m.source.document for m, _ in matches)])
+    matches = [(m.model_copy(update={"source": owner_history.dated(m.source, dates)}), rule) for m, rule in matches]
+    for o in owners.values():
+        o.claims += [claim for fact in o.edges + o.replaced for claim in owner_history.graph_claims(
+            o.entity, fact, cited.get(fact_key(fact), []), records.get(fact_key(fact), []), everyone, cited, dates,
+            current=fact in o.edges, at=as_of)]
+        o.claims += [owner_history.rule_claim(o.entity, source, dates) for source in o.sources]
     kinds = await _kinds(rows, list(owners))
     handles = await _handles(rows, list(owners))
     found_names = await graph.labels(rows, list(owners), fallback=False)
@@ -78,17 +99,34 @@ async def ownership(rows: Rows, entity: Entity, shelf: CodeOwnersShelf, scope: t
     for o in owners.values():  # a graph owner CODEOWNERS names by a team handle is a team
         if o.entity not in kinds and any(_owner_kind(h) for h in o.handles):
             kinds[o.entity] = next(k for h in o.handles if (k := _owner_kind(h)))
-    listed = [Owner(entity=o.entity, label=names[o.entity], kind=kinds.get(o.entity, "unknown"),
-                    handles=list(dict.fromkeys(o.handles + handles.get(o.entity, []))),
-                    relations=list(dict.fromkeys(o.relations)), origins=list(dict.fromkeys(o.origins)),
-                    sources=_unique_sources(o.sources))
-              for o in sorted(owners.values(), key=lambda o: (-len(set(o.origins)), names[o.entity].lower()))]
+    judgement = owner_history.judge([c for o in owners.values() for c in o.claims], names)
+    listed = sorted((owner_history.standing(Owner(
+        entity=o.entity, label=names[o.entity], kind=kinds.get(o.entity, "unknown"),
+        handles=list(dict.fromkeys(o.handles + handles.get(o.entity, []))), relations=list(dict.fromkeys(o.relations)),
+        origins=list(dict.fromkeys(o.origins)), sources=_unique_sources([c.source for c in o.claims])),
+        o.claims, judgement) for o in owners.values()), key=owner_history.listing_order)  # current first
     shown = {o.entity: o.label + (f" ({', '.join(o.handles)})" if o.handles and o.label not in o.handles else "")
              for o in listed}
-    agreement, note = _compare(graph_owners, codeowners_owners, shown, [m for m, _ in matches])
+    agreement, note = _compare(graph_owners, codeowners_owners, shown, [m for m, _ in matches], judgement.reason)
     response = OwnershipResponse(owners=listed, codeowners=[m for m, _ in matches], discrepancy=note,
-                                 agreement=agreement)
-    return Found(response, tuple(fact for o in owners.values() for fact in o.edges))
+                                 agreement=agreement, newer=judgement.newer if agreement == "disagree" else "")
+    in_order = [owners[o.entity] for o in listed]  # the facts in the order the answer names their owners
+    return Found(response, tuple(fact for o in in_order for fact in o.edges),
+                 tuple(fact for o in in_order for fact in o.replaced))
+
+
+async def former_owner_edges(rows: Rows, entity: str, current: Sequence[Triple]) -> list[tuple[str, Triple]]:
+    """(owner IRI, fact) for each fact naming an owner of `entity` that the history keeps and the current
+    graph no longer holds: an owner a later statement replaced. None in a collection without history."""
+    held = {fact_key(fact) for fact in current}
+    owning = graph.predicate_pattern(_OWNING.endings)
+    query = (f"SELECT ?s ?p ?o WHERE {{ GRAPH <{HISTORY_FACTS_GRAPH}> {{ {{ <{entity}> ?p ?o BIND(<{entity}> AS ?s) }} "
+             f"UNION {{ ?s ?p <{entity}> BIND(<{entity}> AS ?o) }} }} FILTER(isIRI(?s) && isIRI(?o) && "
+             f"REGEX(STR(?p), \"{owning}\")) }}")
+    found = [Triple(s=s, p=p, o=o) for row in await rows(query, graph.MAX_ROWS)
+             if isinstance(s := row.get("s"), IriTerm) and isinstance(p := row.get("p"), IriTerm)
+             and isinstance(o := row.get("o"), IriTerm)]
+    return [(owner, fact) for owner, fact in owner_edges(entity, found) if fact_key(fact) not in held]
 
 
 async def path_ownership(rows: Rows, path: str, shelf: CodeOwnersShelf, scope: tuple[str, str]) -> OwnershipResponse:
@@ -158,7 +196,7 @@ def _add_rule_owners(owners: dict[str, "_Owner"], matches: Sequence[tuple[CodeOw
 
 
 def _compare(in_graph: set[str], in_codeowners: set[str], names: dict[str, str],
-             matches: Sequence[CodeOwnersMatch]) -> tuple[str, str]:
+             matches: Sequence[CodeOwnersMatch], newer: str) -> tuple[str, str]:
     if not in_graph and not in_codeowners:
         return "none", ""
     if not in_codeowners:
@@ -174,9 +212,8 @@ def _compare(in_graph: set[str], in_codeowners: set[str], names: dict[str, str],
     if only_graph:
         parts.append(f"the graph names {only_graph}, whom CODEOWNERS does not list")
     if only_rules:
-        parts.append(f"CODEOWNERS ({where}) names {only_rules}, whom the graph does not")
-    return "disagree", ("The sources disagree: " + "; ".join(parts) +
-                        ". One of them may be out of date: check the dates of the sources.")
+        parts.append(f"CODEOWNERS ({where}) names {only_rules}, whom the graph does not name now")
+    return "disagree", "The sources disagree: " + "; ".join(parts) + ". " + newer
 
 
 async def _kinds(rows: Rows, entities: Sequence[str]) -> dict[str, str]:

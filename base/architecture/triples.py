@@ -26,8 +26,9 @@ RELATIONS = {"why": TG.why, "affected": TG.affected, "caused-by": TG.causedBy, "
              "concerns": TG.concerns}
 RELATION_OF_PREDICATE = {p.iri: name for name, p in RELATIONS.items()}
 FIELDS = {"rationale": TG.rationale, "consequence": TG.consequence, "root-cause": TG.rootCause,
-          "options": TG.consideredOption,
+          "options": TG.consideredOption, "drivers": TG.decisionDriver, "chosen": TG.chosenOption,
           "impact": TG.impact, "action-items": TG.actionItem, "policy": TG.policy}
+LISTS = ("options", "drivers", "action-items")  # fields holding one item per line: one value per item
 
 ByLine = dict[int, list[Triple]]
 
@@ -69,7 +70,9 @@ def codeowners_facts(document: str, parsed: CodeOwners) -> ByLine:
 
 def memory_facts(document: str, records: Sequence[MemoryRecord]) -> ByLine:
     """One typed node per record, with its text, author, date, fields and relations to the entities it
-    names (each entity labelled, so it exists in the collection even if no other fact names it)."""
+    names (each entity labelled, so it exists in the collection even if no other fact names it). A field
+    read from lines of its own (a decision's context, each option) is grouped on the first of them, so
+    its provenance names its lines (memory_spans gives the last)."""
     lines: ByLine = {}
     for record in records:
         node = memory_uri(document, record.kind, record.line, record.title)
@@ -78,16 +81,32 @@ def memory_facts(document: str, records: Sequence[MemoryRecord]) -> ByLine:
         facts += [_fact(node, predicate, literal(value)) for predicate, value in (
             (TG.summary, record.text), (DC.creator, record.author), (DC.date, record.date),
             (TG.decisionStatus, record.status)) if value]
-        facts += [_fact(node, FIELDS[name], literal(value)) for name, value in record.fields.items()
-                  if value and name in FIELDS and name != "options"]
-        facts += [_fact(node, TG.consideredOption, literal(option))  # one value per option
-                  for option in record.fields.get("options", "").split("\n") if option]
         for relation, names in record.relations.items():
             for name in dict.fromkeys(names):
                 entity = entity_uri(name)
                 facts += [_fact(node, RELATIONS[relation], iri(entity)), _fact(entity, RDFS.label, literal(name))]
         lines.setdefault(record.line, []).extend(facts)
+        for name, value in record.fields.items():
+            items = [item for item in (value.split("\n") if name in LISTS else [value]) if item]
+            for index, item in enumerate(items if name in FIELDS else []):
+                lines.setdefault(_first_line(record, name, index), []).append(_fact(node, FIELDS[name], literal(item)))
     return lines
+
+
+def _first_line(record: MemoryRecord, name: str, index: int) -> int:
+    """Where the `index`th value of a field was read from, else the record's own line."""
+    spans = record.lines.get(name, ())
+    return spans[index][0] if index < len(spans) else record.line
+
+
+def memory_spans(records: Sequence[MemoryRecord]) -> dict[int, int]:
+    """For the line groups memory_facts makes from records that know their lines: first line → last line."""
+    spans: dict[int, int] = {}
+    for record in records:
+        for found in record.lines.values():
+            for first, last in found:
+                spans[first] = max(spans.get(first, first), last)
+    return spans
 
 
 def code_path_facts(paths: Iterable[CodePath]) -> ByLine:
@@ -100,9 +119,10 @@ def code_path_facts(paths: Iterable[CodePath]) -> ByLine:
 
 
 def with_provenance(document: str, lines: Mapping[int, Sequence[Triple]], *, timestamp: str, extractor: str,
-                    model: str | None = None) -> list[Triple]:
+                    model: str | None = None, spans: Mapping[int, int] | None = None) -> list[Triple]:
     """The facts, and for each line its tg:SourceLine (derived from the document) and the subgraph
-    (derived from the line) that contains them."""
+    (derived from the line) that contains them; a line in `spans` (first → last line, as memory_spans
+    gives) puts those lines on the subgraph (tg:firstLine, tg:lastLine)."""
     out: list[Triple] = []
     for number, facts in sorted(lines.items()):
         unique = list(dict.fromkeys(facts))
@@ -110,7 +130,8 @@ def with_provenance(document: str, lines: Mapping[int, Sequence[Triple]], *, tim
         out += unique
         out += source_line_triples(line, document, number=number, component=COMPONENT, timestamp=timestamp)
         out += subgraph_triples(subgraph_uri(line, extractor), line, unique, component=COMPONENT,
-                                timestamp=timestamp, extractor=extractor, llm_model=model)
+                                timestamp=timestamp, extractor=extractor, llm_model=model,
+                                lines=(number, spans[number]) if spans and number in spans else None)
     return out
 
 

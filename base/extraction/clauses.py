@@ -449,8 +449,8 @@ class _Clauses:
                 for subject in subjects:
                     if entity_kind:
                         self.kinds.setdefault(subject, entity_kind)
-                    if not entity_kind or " " in kind:  # "a C++ based service" is a kind only; "a revision
-                        yield Found(subject, vocab.KIND_OF, kind, COPULAR_KIND)  # control system" says more
+                    if (not entity_kind or " " in kind) and kind not in _GENERIC_KINDS:  # "a C++ based service" is a
+                        yield Found(subject, vocab.KIND_OF, kind, COPULAR_KIND)  # kind only; "a revision control system" says more
 
     def appositions(self) -> Iterator[Found]:
         """"Copa Cat Pack, a swing band led by Matt Catingub": an appositive says what the name before it is,
@@ -711,6 +711,12 @@ def _phrasal_label(verb: Token, preposition: str, passive: bool, middle: str = "
     words = [*(aux if passive else []), verb.lower_, *particle, middle.lower(), preposition]
     return " ".join(w for w in words if w)
 
+
+
+# "Terraform is a tool", "X is a solution": true of almost anything, so no fact worth showing.
+_GENERIC_KINDS = frozenset("""tool solution project partner thing way option part piece component product software
+application approach choice alternative example feature set kind type sort member item one place thing concept
+system framework""".split())
 
 
 def _definition_text(complement: Token) -> str:

@@ -278,6 +278,8 @@ def _mention(chunk: Span, lexicon: Lexicon) -> Mention | None:
         return None
     end = root.i + 1
     whole = " ".join(t.text for t in tokens)
+    if "_" in whole:
+        return None  # SPANNER_CONNECTION_STRING, max_retries: a variable or setting, not a thing the text is about
     if len(tokens) > 1 and (lexicon.declared(whole) or lexicon.declared(whole.replace(" ", "-"))):
         name = canonical_name(whole)
         return Mention(tokens[0].i, end, root.i, name.label, _kind(chunk, name.kind))

@@ -199,7 +199,7 @@ class _Reader:
 
     def _relate(self, subject: str, label: str, obj: str, confidence: Confidence, lines: Lines, *,
                 value: bool = False, phrase: str = "", since: str = "", reverse: bool = False) -> None:
-        if not subject or not obj or subject == obj:
+        if not subject or not obj or subject.casefold() == obj.casefold():
             return
         s, o = (obj, subject) if reverse and not value else (subject, obj)
         self.result.relations.append(Relation(s, label, o, confidence, value=value, lines=lines, phrase=phrase,
@@ -223,8 +223,8 @@ class _Reader:
                 self._relate(subject, label, value, FIELD, lines, value=True, phrase=key.lower())
             return True
         for name in self._names_in_value(block.text, owners=vocab.family_of(label) == "ownership"):
-            if label == vocab.ALIAS and re.search(r"[_/]", name):
-                continue  # a URL alias of a page ("service_table"), not another name of the thing
+            if label == vocab.ALIAS and (_slug_like(name) or name.casefold() == subject.casefold()):
+                continue  # a URL alias of a page ("service-table", "cart"), not another name of the thing
             self._relate(subject, label, name, FIELD, lines, phrase=key.lower())
         return True
 
@@ -597,3 +597,9 @@ def _node_name(node: mermaid.Node) -> str:
 def _datastore(node: mermaid.Node) -> bool:
     return KIND_WORDS.get(node.name.lower(), ("", False))[0] == "datastore"
 
+
+
+def _slug_like(name: str) -> bool:
+    """"service_table", "docs/cart", "service-table": a page's URL alias, not a name (names have capitals or
+    spaces; a lower-case word joined by hyphens is a slug)."""
+    return bool(re.search(r"[_/]", name)) or ("-" in name and name == name.lower() and " " not in name)

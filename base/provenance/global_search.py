@@ -77,3 +77,19 @@ def chunk_selection_triples(focus: str, sid: str, kept: Sequence[tuple[str, floa
     return [t for index, (chunk, score, reason) in enumerate(kept) for t in _listed(
         focus, TG.chunkSelection, TG.ChunkSelection, item_uri("chunk-selection", sid, index),
         {TG.chunk: chunk}, {TG.rank: index + 1, TG.score: f"{score:.4f}", TG.reasoning: reason})]
+
+
+def risk_selection_triples(focus: str, sid: str, risks: Sequence, evidence: Sequence[Sequence[str]]) -> list[Triple]:
+    """The architectural risks an answer names, most severe first: each with its kind, severity and how
+    that was computed, the entities at risk, and (tg:evidence) the Focus's edge selections quoting the
+    facts it rests on, which resolve through extraction provenance to their documents. `risks` are
+    base/architecture/risks.Risk; `evidence[i]` the edge-selection IRIs of risk i."""
+    out: list[Triple] = []
+    for index, (risk, edges) in enumerate(zip(risks, evidence, strict=True)):
+        node = item_uri("risk-selection", sid, index)
+        out += _listed(focus, TG.selectedRisk, TG.RiskSelection, node, {},
+                       {RDFS.label: risk.title, TG.riskKind: risk.kind, TG.severity: f"{risk.severity:.4f}",
+                        TG.rank: index + 1, TG.reasoning: risk.measure, RDFS.comment: risk.detail})
+        out += [retrieval_triple(node, TG.riskEntity, iri(e)) for e in risk.entities]
+        out += [retrieval_triple(node, TG.evidence, iri(e)) for e in edges]
+    return out

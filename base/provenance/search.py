@@ -67,11 +67,12 @@ def selection_detail_triples(selection: str, rrf: float, strategies: Sequence[st
 
 
 def confidence_triples(synthesis: str, confidence: float, evidence_nodes: Sequence[str], source_density: int,
-                       strategies: Sequence[str], warning: bool) -> list[Triple]:
+                       strategies: Sequence[str], warning: bool, reasons: Sequence[str] = ()) -> list[Triple]:
     """RSN-11's block as statements about the Synthesis, so a stored trace keeps what the caller saw."""
     return [retrieval_triple(synthesis, TG.confidence, literal(f"{confidence:.2f}")),
             retrieval_triple(synthesis, TG.sourceDensity, literal(source_density)),
             retrieval_triple(synthesis, TG.lowConfidenceWarning, literal(str(warning).lower())),
+            *[retrieval_triple(synthesis, TG.lowConfidenceReason, literal(r)) for r in reasons],
             *[retrieval_triple(synthesis, TG.retrievalStrategyUsed, literal(s)) for s in strategies],
             *[retrieval_triple(synthesis, TG.evidenceNode, iri(n)) for n in evidence_nodes]]
 

@@ -61,21 +61,23 @@ TG = Vocabulary("https://trustgraph.ai/ns/", """
     answer content subTrace
     SearchQuestion StrategyRun queryType retrievalStrategy strategyRun strategy candidateCount durationMs
     cacheHit rawSimilarity hydeSimilarity hydeApplied hypotheticalDocument generatedQuery queryStatus
-    rrfK rrfScore reranker confidence sourceDensity lowConfidenceWarning retrievalStrategyUsed evidenceNode
+    rrfK rrfScore reranker confidence sourceDensity lowConfidenceWarning lowConfidenceReason retrievalStrategyUsed evidenceNode
     PprSeed pprSeed seedNode seedWeight pprScore chunkSelection chunk rank mentions
     Community CommunityReport CommunityDetection level member memberCount parentCommunity reportOf summary
     rating ratingReason keyEntity method embedding resolution seed algorithm factCount entityCount
     graphFingerprint detectionMode modularity RaptorNode RaptorBuild childNode passageCount
     GlobalQuestion RaptorQuestion ReportScore ReportSelection TreeVisit NodeSelection reportScore
     selectedReport report community mapScore treeVisit node expanded selectedNode threshold
+    RiskSelection selectedRisk riskKind severity riskEntity evidence
     NothingFound
     FactRecord recordedAt retractedAt validFrom validUntil statedIn supersededBy supersededAt extractionConfidence
     ReviewItem reviewStatus queuedAt reviewedAt reviewReason extractionSubgraph reviewedItem
     asOf knownAt stalenessWeight halfLifeDays supersededValue
+    DatePhrase datePhrase phraseText windowStart windowEnd resolvedAsOf resolvedBy anchorRecord appliedAsOf
     CodeOwnersRule Team Person SourceLine Decision FailurePattern PolicyException Memory
     Service Datastore Library Platform firstLine lastLine phrase consideredOption
     pathPattern codeOwner contactHandle codePath lineNumber
-    why causedBy affected excepts concerns decisionStatus rationale consequence rootCause impact actionItem policy
+    why causedBy affected excepts concerns decisionStatus rationale consequence rootCause impact actionItem policy decisionDriver chosenOption
 """)
 
 

@@ -14,9 +14,11 @@ from a logistic regression of "the offline answer contains the gold answer" on t
 the public MuSiQue sample (bench/calibrate_confidence.py fits and prints them; HotpotQA is the
 check), so confidence reads as an estimated chance that the answer holds the answer; the weights
 are kept as fitted, small and negative ones included (support and grounding add nothing there once
-coverage and focus are known). The warning
-is raised below WARN_BELOW, with no evidence, with one source document or none (as RSN-11 asks),
-or after a fallback.
+coverage and focus are known).
+
+The warning and the confidence never say different things: the warning is raised below WARN_BELOW,
+and whatever raises it — no evidence, one source document or none (as RSN-11 asks), a fallback, a
+name the collection does not know — also holds the confidence below WARN_BELOW. The block lists why.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ WEIGHTS = {"relevance": 0.422, "agreement": 0.112, "support": -0.001, "grounding
            "coverage": 1.252}
 BIAS = -1.715
 WARN_BELOW = 0.3
+HELD = round(WARN_BELOW - 0.01, 2)  # a confidence with a reason to warn is shown no higher than this
+FELL_BACK = "a retrieval strategy failed and another stood in for it"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +58,37 @@ class ConfidenceBlock:
     retrieval_strategies_used: list[str]
     low_confidence_warning: bool
     signals: Mapping[str, float] = field(default_factory=dict)
+    warning_reasons: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        """Settle the warning with the confidence (whoever built the block): a reason to warn holds the
+        confidence below WARN_BELOW, a confidence below it warns, and the reasons say why.
+
+        >>> block = ConfidenceBlock(0.75, [], 1, ["ownership"], False)
+        >>> block.confidence, block.low_confidence_warning, block.warning_reasons[0]
+        (0.29, True, 'it rests on one source document')
+        >>> ConfidenceBlock(0.8, [], 3, ["graph"], False).warning_reasons
+        ()
+        """
+        reasons = [*self.warning_reasons, *support_reasons(self.source_density)]
+        if self.low_confidence_warning and not reasons:
+            reasons.append("the answering step flagged it as weak")
+        confidence = self.confidence
+        if reasons and confidence >= WARN_BELOW:
+            reasons.append(f"confidence held below {WARN_BELOW:.2f} ({confidence:.2f} from the evidence alone)")
+            confidence = HELD
+        elif confidence < WARN_BELOW and not reasons:
+            reasons.append(f"the evidence supports it weakly (confidence below {WARN_BELOW:.2f})")
+        object.__setattr__(self, "confidence", confidence)
+        object.__setattr__(self, "low_confidence_warning", bool(reasons))
+        object.__setattr__(self, "warning_reasons", tuple(dict.fromkeys(reasons)))
+
+
+def support_reasons(source_density: int) -> list[str]:
+    """RSN-11: an answer from one source document or none carries a warning."""
+    if source_density <= 0:
+        return ["no source document supports it"]
+    return ["it rests on one source document"] if source_density == 1 else []
 
 
 def coverage(question: str, sentences: Iterable[str]) -> float:
@@ -108,12 +143,12 @@ def assess(facts: Sequence[Support], strategies_used: Iterable[str], fell_back: 
     used = list(dict.fromkeys(strategies_used))
     signals = signals_of(facts, grounding, focus, question, sentences)
     if not facts:
-        return ConfidenceBlock(0.0, [], 0, used, True, signals)
+        return ConfidenceBlock(0.0, [], 0, used, True, signals, ("no fact was found to answer from",))
     documents = frozenset().union(*(f.documents for f in facts))
     confidence = calibrated(signals) * (0.5 if fell_back else 1.0)
     nodes = list(dict.fromkeys(n for f in facts for n in f.nodes))
-    warn = confidence < WARN_BELOW or len(documents) <= 1 or fell_back  # RSN-11: one source is a warning
-    return ConfidenceBlock(round(confidence, 2), nodes, len(documents), used, warn, signals)
+    return ConfidenceBlock(round(confidence, 2), nodes, len(documents), used, fell_back, signals,
+                           (FELL_BACK,) if fell_back else ())
 
 
 def _unit(value: float) -> float:

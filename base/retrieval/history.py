@@ -137,6 +137,28 @@ async def document_dates(tools) -> dict[str, str]:
     return document_dates_from(await rows(tools, DOCUMENT_DATES_QUERY))
 
 
+# A document that gave a date of its own: the keeper makes an undated one valid from when it was recorded.
+# Documents (not fact records) by whether they carry a date of their own: valid-from differs from the day recorded.
+DATED_SHARE_QUERY = (f"SELECT (COUNT(?doc) AS ?all) (SUM(IF(STR(?from) != STR(?rec), 1, 0)) AS ?dated) WHERE {{ "
+                     f"GRAPH <{_H}> {{ ?doc <{TG.validFrom.iri}> ?from ; <{TG.recordedAt.iri}> ?rec "
+                     f"FILTER NOT EXISTS {{ ?doc <{RDF.reifies.iri}> ?t }} }} }}")
+# A collection reads dates in questions as "when" once this share of its documents is dated: status notes, ADRs,
+# reviews. Encyclopedia passages (one dated page in 1,890 on the MuSiQue sample) read "in 1930" as what to look for.
+DATED_SHARE = 0.1
+
+
+async def has_dated_documents(tools) -> bool:
+    """Whether enough documents of the collection carry a date of their own (false without history): only then
+    do the dates a question names say when to read the collection, rather than what to look for."""
+    try:
+        found = await rows(tools, DATED_SHARE_QUERY, 1)
+    except RemoteError:
+        return False
+    counts = found[0] if found else {}
+    every, dated = (int(getattr(counts.get(k), "value", 0) or 0) for k in ("all", "dated"))
+    return every > 0 and dated / every >= DATED_SHARE
+
+
 @dataclass
 class PassageHistory:
     """Documents' valid-from, and per chunk the (document, valid-until) of its statements since superseded."""

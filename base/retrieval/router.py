@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from tracegraph.base.retrieval.names import question_names
+from tracegraph.base.extraction.nlp import pipeline
 
 QUERY_TYPES = ("dependency", "ownership", "memory", "factual", "strategic", "vague")
 
@@ -219,6 +219,27 @@ def route_by_rules(question: str) -> Route:
     return plan("factual", "rules: no asked dependency, ownership or overview; a factual question")
 
 
+# "Who owned X?" alone asks a historical fact; asked as of a date ("in 2024"), who owned X then.
+_PAST_OWNERSHIP = re.compile(rf"{_ASKER}\s+(?:owned|maintained|managed|oversaw|administered|looked after|headed|led|"
+                             rf"ran|operated)\b{_NOT_AN_OBJECT}")
+
+
+def as_of_a_date(route: Route, question: str) -> Route:
+    """The route of a question whose answer stands at a date: a factual "who owned / led X" asks for the
+    owner then, an ownership question.
+
+    >>> as_of_a_date(route_by_rules("Who owned Skyline in 2024?"), "Who owned Skyline in 2024?").query_type
+    'ownership'
+    """
+    if route.query_type != "factual":
+        return route
+    found = next((m for c in (question, *_CLAUSE_BREAK.split(question.strip())) if
+                  (m := _PAST_OWNERSHIP.search(_normalised(c)))), None)
+    if found is None:
+        return route
+    return plan("ownership", f"{route.method}; asked as of a date, '{found.group(0).strip()}' asks who it was then")
+
+
 def _normalised(clause: str) -> str:
     """Lower case, plain quotes, no closing punctuation or politeness, a fronted preposition moved back."""
     text = clause.lower().translate(str.maketrans("’‘“”", "''\"\""))
@@ -231,8 +252,8 @@ def _normalised(clause: str) -> str:
 
 
 def _nothing_to_look_up(question: str) -> bool:
-    """Vague: no content word at all; or at most two, no name, and either no question word (a bare
-    keyword, "grid?") or a pronoun with nothing it could refer to ("why is it slow?")."""
+    """Vague: no content word at all; or at most two, and either no question word (a bare keyword,
+    "grid?") or a pronoun with no noun beside it that could be what it refers to ("why is it slow?")."""
     text = _normalised(question)
     content = [w for w in (re.sub(r"'s$", "", w) for w in _WORD.findall(text)) if w not in _FILLER | _GENERIC]
     if not content:
@@ -240,7 +261,17 @@ def _nothing_to_look_up(question: str) -> bool:
     if len(content) > 2:
         return False
     asks = _ASKS.search(text)
-    return not asks or (not question_names(question) and bool(_REFERS_BACK.search(text)))
+    return not asks or (bool(_REFERS_BACK.search(text)) and not _names_a_thing(text))
+
+
+def _names_a_thing(text: str) -> bool:
+    """Whether a noun stands among the words of the (lower-cased) question, by spaCy's tagger: "why is it
+    slow in skyline" names skyline, "why is it slow" nothing. Read in lower case, capitals never decide.
+
+    >>> _names_a_thing("why is it slow in skyline"), _names_a_thing("why is it slow")
+    (True, False)
+    """
+    return any(t.pos_ in ("NOUN", "PROPN") and t.lower_ not in _FILLER | _GENERIC for t in pipeline()(text.lower()))
 
 
 def parse_route(reply: str) -> str | None:

@@ -1,21 +1,28 @@
 """When an answer stands: as of a valid time (None: now), with a half-life for the age of its
 evidence. A Timeline reads what it needs of the collection's history (history.py) at most once per
 answer, then keeps the facts that held at that time and weighs evidence by age and supersession
-(staleness.py). A collection without history is neither filtered nor weighed, and costs nothing."""
+(staleness.py). A collection without history is neither filtered nor weighed, and costs nothing.
+Without an as-of in the request, the question's own words may give one ("Who owned Skyline in 2024?")."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 
 from tracegraph.base.retrieval import history
+from tracegraph.base.retrieval.as_of_heading import EXPLICIT, heading
+from tracegraph.base.retrieval.date_phrases import DatePhrase, find_phrases, needs_records
+from tracegraph.base.retrieval.dated_records import read_dated_records
 from tracegraph.base.retrieval.history import FactHistory
 from tracegraph.base.retrieval.staleness import HALF_LIFE_DAYS, staleness_weight
 from tracegraph.base.temporal.records import Record
 from tracegraph.schemas.dates import now
 from tracegraph.schemas.rdf import Triple, fact_key
 
+UNDATED = ("no document of this collection carries a date of its own (or it keeps no history): the question's "
+           "dates are words to look for, not the time the answer stands at")
 NO_HISTORY = ("this collection keeps no history (TG_HISTORY off, or a store without SPARQL): answered from "
               "the current graph, not as of the date asked")
 
@@ -26,16 +33,6 @@ class EdgeWeight:
 
     weight: float
     superseded: tuple[str, ...] = ()
-
-
-def heading(as_of: str) -> str:
-    """The first line of an answer given as of a date.
-
-    >>> heading("2024-12-01T00:00:00Z"), heading("2024-12-01T09:30:00Z")
-    ('As of 2024-12-01:\\n', 'As of 2024-12-01 09:30 UTC:\\n')
-    """
-    day, time = as_of[:10], as_of[11:16]
-    return f"As of {day}:\n" if time in ("", "00:00") else f"As of {day} {time} UTC:\n"
 
 
 def _ended(record: Record, at: str) -> bool:
@@ -50,6 +47,10 @@ class Timeline:
                  today: str | None = None) -> None:
         self.tools, self.as_of, self.half_life_days = tools, as_of, half_life_days
         self.today = today or now()
+        self.explicit = as_of is not None  # the request's as-of, which wins over the question's words
+        self.phrases: list[DatePhrase] = []  # the date phrases of the question (read_question)
+        self.applied: DatePhrase | None = None  # the one whose date the answer stands at
+        self.not_applied = ""  # why none is, when the question had a date but the answer cannot use it
         self.kept = False
         self._facts: dict[str, FactHistory] = {}
         self._dates: dict[str, str] | None = None
@@ -63,7 +64,36 @@ class Timeline:
     @property
     def heading(self) -> str:
         """What an as-of answer starts with; "" for an answer as of now."""
-        return heading(self.as_of) if self.as_of else ""
+        return heading(self.as_of, self.as_of_source) if self.as_of else ""
+
+    @property
+    def as_of_source(self) -> str:
+        """Where the as-of date came from: the request, or a phrase of the question.
+
+        >>> Timeline(None, "2024-06-01T00:00:00Z").heading
+        'As of 2024-06-01 (--as-of):\\n'
+        """
+        return f"from '{self.applied.text}' in the question" if self.applied else EXPLICIT
+
+    async def read_question(self, question: str, *, cannot_apply: str = "") -> None:
+        """The question's date phrases, resolved against today (an incident or decision it names, against
+        the collection's records, read only then). The first that gives a date sets the as-of, unless
+        the request gave one (it wins) or the answer cannot stand at a date (`cannot_apply` says why)."""
+        today = date.fromisoformat(self.today[:10])
+        records = []
+        if needs_records(question) and hasattr(self.tools, "sparql"):
+            records = await read_dated_records(lambda query, limit: history.rows(self.tools, query, limit))
+        self.phrases = await asyncio.to_thread(find_phrases, question, today, records)  # dateparser reads files
+        if self.explicit:
+            self.not_applied = f"the request's as-of ({self.as_of[:10]}) wins over the question's words"
+        elif cannot_apply:
+            self.not_applied = cannot_apply
+        elif any(p.as_of for p in self.phrases) and not (hasattr(self.tools, "sparql")
+                                                          and await history.has_dated_documents(self.tools)):
+            self.not_applied = UNDATED  # "Which film of 1998 …" over encyclopedia passages: a year to look for
+        else:
+            self.applied = next((p for p in self.phrases if p.as_of), None)
+            self.as_of = self.applied.as_of if self.applied else None
 
     @property
     def half_life_used(self) -> float | None:

@@ -1,16 +1,19 @@
 """The agent's offline strategy, for when no LLM is configured: a fixed plan, stated in each step's
 thought. Ask the knowledge graph the question as it was put. When the graph's answer is weak, ask the
 documents too. An answer is weak when it has no evidence, when the tool flagged it as low-confidence,
-or when it shares none of the question's content words. Then answer from what was found, labelling
-each source when more than one is quoted. No I/O here: the loop runs the tools and traces the steps.
+or when it does not answer what was asked: for a question about a relation of a named entity ("What
+does Billing depend on?"), its first statement must name that entity and state that relation; for any
+other question it must share one of the question's content words. Then answer from what was found,
+labelling each source when more than one is quoted. No I/O here: the loop runs the tools and traces the
+steps (`assess` parses with spaCy: the loop runs it off the event loop).
 
     >>> asked = [assess("What is the capital of Mongolia?", "knowledge-query",
-    ...                 ToolResult("Offline answer (no LLM configured), quoting the knowledge graph's facts "
-    ...                            "most related to the question:\\n- Helios Grid depends on Corvid Analytics."), None)]
+    ...                 ToolResult("Offline answer (no LLM configured): Helios Grid depends on Corvid Analytics."),
+    ...                 None)]
     >>> asked[0].weak
-    "it shares none of the question's content words (capital, Mongolia)"
+    "it does not state what the question asks: 'capital' of Mongolia"
     >>> thought(ToolDefinition(name="docs", type="document-query", description="d"), asked)  # doctest: +ELLIPSIS
-    "offline (no LLM configured): the graph's answer was weak: it shares none ...; so asking the documents..."
+    "offline (no LLM configured): the graph's answer was weak: it does not state what ...; so asking the documents..."
 """
 
 from __future__ import annotations
@@ -20,6 +23,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from tracegraph.base.retrieval.distinct_lines import distinct
+from tracegraph.base.retrieval.asked_relation import AskedRelation, asked_relation
+from tracegraph.base.retrieval.names import question_names
+from tracegraph.base.retrieval.offline_answer import answers_relation
 from tracegraph.base.retrieval.relations import content_stems
 from tracegraph.flow.agent.tool_config import ToolDefinition
 from tracegraph.flow.agent.tools import ToolResult
@@ -30,6 +36,7 @@ _WHOSE = {"knowledge-query": "the graph's", "document-query": "the documents'"}
 ANSWER_PREFIX = "Offline answer (no LLM configured)"
 
 _HEADER = re.compile(r"^\s*Offline answer\b.*:\s*$")  # a RAG tool's offline header: "…, quoting the …:"
+_LABELLED = re.compile(r"^\s*Offline answer \([^)]*\):\s+(?=\S)")  # the label before an offline statement
 # How an answer says it has nothing (GraphRAG's offline "holds no facts related", an LLM's "do not contain").
 _NOTHING = re.compile(r"\b(?:holds? no|no (?:related |relevant )?(?:facts|information|documents?|passages)\b|"
                       r"(?:do|does|did) not (?:contain|mention|say)|nothing (?:related|relevant))", re.IGNORECASE)
@@ -71,11 +78,23 @@ def assess(question: str, kind: str, result: ToolResult, error: str | None) -> A
     reasons = []
     if result.low_confidence:
         reasons.append(f"the tool reported low confidence ({result.low_confidence})")
-    wanted = content_stems(question)
-    relevant = not wanted or bool(wanted & content_stems(_body(text)))
-    if not relevant:
-        reasons.append(f"it shares none of the question's content words ({_some_words(question)})")
+    relation = asked_relation(question, question_names(question))
+    if relation is not None:
+        relevant = answers_relation(relation, text)
+        if not relevant:
+            reasons.append(f"it does not state what the question asks: {_asked(relation)}")
+    else:
+        wanted = content_stems(question)
+        relevant = not wanted or bool(wanted & content_stems(_body(text)))
+        if not relevant:
+            reasons.append(f"it shares none of the question's content words ({_some_words(question)})")
     return Asked(kind, text, weak="; ".join(reasons) or None, evidence=True, relevant=relevant)
+
+
+def _asked(relation: AskedRelation) -> str:
+    """The asked relation as a reason says it: "'depend on' for Billing", "'capital' of France"."""
+    joiner = "of" if relation.entity_role == "either" else "for"
+    return f"'{relation.phrase}' {joiner} {relation.mention}"
 
 
 def _some_words(question: str, limit: int = 8) -> str:
@@ -151,13 +170,19 @@ def _nothing_found(asked: Sequence[Asked]) -> str:
 
 
 def _body(text: str) -> str:
-    """An answer without its offline header line, which names the tool, not what it found."""
+    """An answer without its offline header, which names the tool, not what it found: a header line
+    ("…, quoting the …:"), or the label before a statement ("Offline answer (…): Billing depends on Ledger.")."""
     lines = text.strip().splitlines()
-    return "\n".join(lines[1:] if lines and len(lines) > 1 and _HEADER.match(lines[0]) else lines).strip()
+    if lines and len(lines) > 1 and _HEADER.match(lines[0]):
+        return "\n".join(lines[1:]).strip()
+    if lines and _LABELLED.match(lines[0]):
+        return "\n".join([_LABELLED.sub("", lines[0]), *lines[1:]]).strip()
+    return "\n".join(lines).strip()
 
 
 def _tidy(text: str) -> str:
-    """An answer with the lines that repeat another line left out; its header kept."""
+    """An answer with the lines that repeat another line left out; its first line (a header, or the
+    statement its supporting facts repeat) kept as it is."""
     lines = text.strip().splitlines()
-    head = lines[:1] if len(lines) > 1 and _HEADER.match(lines[0]) else []
+    head = lines[:1] if len(lines) > 1 and (_HEADER.match(lines[0]) or _LABELLED.match(lines[0])) else []
     return "\n".join([*head, *(line for _, line in distinct([(0, x) for x in lines[len(head):]]))])

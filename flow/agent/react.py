@@ -121,7 +121,8 @@ class ReactAgent:
             async for event in self._act(s, step, decision, usage, llm_ms):
                 yield event
             if s.offline and isinstance(decision, ToolCall):  # a step of the offline plan: judge its answer
-                s.asked.append(offline.assess(s.question, self.tools[decision.tool].type, *s.outcome))
+                s.asked.append(await asyncio.to_thread(  # it parses the question: off the event loop
+                    offline.assess, s.question, self.tools[decision.tool].type, *s.outcome))
                 if s.asked[-1].strong:
                     async for event in self._offline_conclusion(s):
                         yield event

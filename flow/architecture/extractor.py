@@ -14,7 +14,7 @@ import logging
 from tracegraph.base.architecture import codeowners, memory_docs, memory_llm
 from tracegraph.base.architecture.code_paths import code_paths
 from tracegraph.base.architecture.triples import (
-    ByLine, code_path_facts, codeowners_facts, memory_facts, problem_triples, with_provenance,
+    ByLine, code_path_facts, codeowners_facts, memory_facts, memory_spans, problem_triples, with_provenance,
 )
 from tracegraph.base.documents import CODEOWNERS, PDF, read_pages
 from tracegraph.base.errors import RemoteError, is_transient
@@ -54,7 +54,7 @@ class ArchitectureExtractor(FlowProcessor):
             operation="get-document-content", document_id=meta.id, user=meta.user))
         text = "\n".join(page.text for page in read_pages(base64.b64decode(response.content or ""), load.kind))
         lines: ByLine = code_path_facts(code_paths(text))
-        triples, extractor, model = [], "offline", None
+        triples, extractor, model, spans = [], "offline", None, {}
         if is_codeowners(load):
             parsed = codeowners.parse(text)
             _merge(lines, codeowners_facts(meta.id, parsed))
@@ -65,9 +65,11 @@ class ArchitectureExtractor(FlowProcessor):
             records, model = await self._memory(text, load.kind, kind, flow)
             extractor = "llm" if model else "offline"
             _merge(lines, memory_facts(meta.id, records))
+            spans = memory_spans(records)
         if not lines and not triples:
             return
-        triples += with_provenance(meta.id, lines, timestamp=meta.time, extractor=extractor, model=model)
+        triples += with_provenance(meta.id, lines, timestamp=meta.time, extractor=extractor, model=model,
+                                   spans=spans)
         await flow[self.triples].send(Triples(metadata=meta, triples=triples))
         log.info("architecture facts from %s: %d line(s) read (%s)", meta.id, len(lines), extractor)
 

@@ -4,7 +4,8 @@ kept in urn:graph:community for global search.
 On graph updates only the communities holding changed entities are re-detected
 (base/communities/detect.update), and only communities whose members changed get a new report;
 a community whose members stayed but whose parent changed is rewritten without a new report.
-Reports are written by the LLM when one is configured, else offline by extraction (each says which).
+Reports are written by the LLM when one is configured, else offline from the graph's canonical relations
+and architecture records, with the risks computed over them (each says which).
 Every detection run is recorded (algorithm, resolution, seed, how many facts, their fingerprint)."""
 
 from __future__ import annotations
@@ -13,8 +14,13 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
+from tracegraph.base.architecture.landscape import Landscape
+from tracegraph.base.architecture.landscape_read import read_landscape
+from tracegraph.base.architecture.risks import Risk, find_risks
 from tracegraph.base.communities import reports as rp
+from tracegraph.base.communities.architecture_report import architecture_report
 from tracegraph.base.communities.detect import (
     Community, DetectionParams, Hierarchy, detect, modularity, rewritten, update,
 )
@@ -23,8 +29,9 @@ from tracegraph.base.communities.rdf import (
     community_triples, detection_triples, detection_uri, graph_fingerprint, read_hierarchy, report_triples,
     report_uri,
 )
-from tracegraph.base.errors import LlmUnavailable
+from tracegraph.base.errors import LlmUnavailable, TraceGraphError
 from tracegraph.base.provenance.query import now
+from tracegraph.base.retrieval import history
 from tracegraph.base.stores.protocol import COMMUNITY_GRAPH
 from tracegraph.flow.derived.maintainer import (
     MAX_ROWS, Changes, DerivedIndexProcessor, Scope, runs_of, summary_methods,
@@ -76,7 +83,8 @@ class CommunityProcessor(DerivedIndexProcessor):
             return "unchanged"
         rewrite = rewritten(state.hierarchy, result.hierarchy)
         renewed = list(result.added)
-        reports = await self._reports(tools, scope, graph, [c for c in renewed if rp.needs_report(c)])
+        reports = await self._reports(tools, scope, graph, [c for c in renewed if rp.needs_report(c)],
+                                      await known_architecture(tools))
         fingerprint = graph_fingerprint(facts)
         run = detection_uri(fingerprint, started)
         gone = {*(c.id for c in result.removed), *(report_uri(c.id) for c in result.removed)}
@@ -109,9 +117,11 @@ class CommunityProcessor(DerivedIndexProcessor):
         yield f"detected communities over {graph.fact_count:,} facts and {len(graph.entities):,} entities ({sizes})"
         everything = list(hierarchy.communities())
         reported = [c for c in everything if rp.needs_report(c)]
+        known = await known_architecture(tools)
+        yield f"read the architecture: {len(known[0].dependencies):,} dependencies, {len(known[1]):,} risks"
         reports = []
         for start in range(0, len(reported), 200):
-            reports += await self._reports(tools, scope, graph, reported[start:start + 200])
+            reports += await self._reports(tools, scope, graph, reported[start:start + 200], known)
             yield f"wrote {len(reports):,} of {len(reported):,} community reports"
         fingerprint = graph_fingerprint(facts)
         run = detection_uri(fingerprint, started)
@@ -123,13 +133,15 @@ class CommunityProcessor(DerivedIndexProcessor):
         self.states[scope] = CommunityState(hierarchy, dict.fromkeys([n for c in everything for n in records(c)], run))
         yield f"stored {len(add):,} triples in {COMMUNITY_GRAPH}"
 
-    async def _reports(self, tools, scope: Scope, graph: FactGraph, communities: Sequence[Community]):
-        """A report per community (the LLM's when it can, else offline) with its embedding."""
+    async def _reports(self, tools, scope: Scope, graph: FactGraph, communities: Sequence[Community],
+                       known: tuple[Landscape, list[Risk]]):
+        """A report per community (the LLM's when it can, else offline from the architecture `known`)
+        with its embedding."""
         gate = asyncio.Semaphore(LLM_REPORTS_AT_ONCE)
         llm = [True]  # cleared once the LLM says it is not configured
 
         async def one(community: Community) -> rp.Report:
-            offline = rp.offline_report(graph, community)
+            offline = architecture_report(graph, community, *known)
             if not llm[0]:
                 return offline
             async with gate:
@@ -159,6 +171,17 @@ class CommunityProcessor(DerivedIndexProcessor):
         levels = state.hierarchy.levels if state.hierarchy else []
         reports = sum(1 for level in levels for c in level if rp.needs_report(c))
         return {**{f"communities-level-{i}": len(level) for i, level in enumerate(levels)}, "reports": reports}
+
+
+async def known_architecture(tools) -> tuple[Landscape, list[Risk]]:
+    """The collection's landscape and its risks as of now, for the reports (empty when the store cannot
+    be asked: the reports then tell their communities by their relations alone)."""
+    try:
+        landscape = await read_landscape(lambda query, limit: history.rows(tools, query, max(1, limit)))
+    except TraceGraphError as exc:
+        log.warning("community: the architecture could not be read (%s); reports without it", exc)
+        return Landscape(), []
+    return landscape, find_risks(landscape, datetime.now(UTC))
 
 
 def _modularity(graph: FactGraph, hierarchy: Hierarchy) -> float | None:

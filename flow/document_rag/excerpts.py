@@ -1,19 +1,15 @@
-"""The retrieved chunks as text: numbered excerpts for the LLM's prompt, or, with no LLM, the
-sentences most similar to the question, quoted with their document's title."""
+"""The retrieved chunks as text: numbered excerpts for the LLM's prompt, and the whole sentences an
+offline answer chooses from (flow/graph_rag/offline_synthesis.py)."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 
-import numpy as np
-
 from tracegraph.base.retrieval.tools import RetrievedChunk
 
 SYSTEM = ("Answer the question using only the numbered document excerpts given, and cite the excerpts you "
           "use by number, like [1]. If the excerpts do not contain the answer, say so.")
-OFFLINE_HEADER = "Offline answer (no LLM configured), quoting the documents most related to the question:"
-OFFLINE_QUOTES = 5
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
@@ -41,18 +37,3 @@ def sentences(text: str) -> list[str]:
                 if sentence.endswith((".", "!", "?", ".\"", ".”")) and len(sentence.split()) >= 3:
                     found.append(sentence)
     return found
-
-
-def most_similar(query: Sequence[float], vectors: Sequence[Sequence[float]], limit: int) -> list[int]:
-    """Indices of the `limit` vectors most similar (cosine) to `query`, best first."""
-    if not vectors:
-        return []
-    m = np.asarray(vectors, dtype=np.float32)
-    q = np.asarray(query, dtype=np.float32)
-    similarity = (m @ q) / np.clip(np.linalg.norm(m, axis=1) * np.linalg.norm(q), 1e-12, None)
-    return [int(i) for i in np.argsort(-similarity, kind="stable")[:limit]]
-
-
-def quoted(picked: Sequence[tuple[str, str]]) -> str:
-    """The offline answer: each (sentence, document title) as a quote."""
-    return OFFLINE_HEADER + "\n" + "\n".join(f"- \"{sentence}\" ({title})" for sentence, title in picked)

@@ -16,6 +16,7 @@ from tracegraph.base.provenance import docrag
 from tracegraph.base.provenance import query as prov
 from tracegraph.base.provenance.query import Usage
 from tracegraph.base.provenance.passages import chunk_selection_triples, seed_triples
+from tracegraph.base.provenance.date_phrases import date_phrase_triples
 from tracegraph.base.retrieval.names import question_names
 from tracegraph.base.retrieval.passage_graph import passage_graph_of
 from tracegraph.base.retrieval.ppr import PassageRanking, PprLimits, rank_passages
@@ -25,10 +26,10 @@ from tracegraph.base.retrieval.timeline import Timeline
 from tracegraph.base.retrieval.titles import document_titles
 from tracegraph.base.retrieval.tools import RetrievalTools, RetrievedChunk
 from tracegraph.flow.document_rag import excerpts
-from tracegraph.flow.graph_rag.pipeline import OFFLINE_NOTE, Chunk, Explain, Finished, Step, retrieval_text
+from tracegraph.flow.graph_rag.offline_synthesis import ANSWER_PASSAGES, PassageText, passage_answer
+from tracegraph.flow.graph_rag.pipeline import Chunk, Explain, Finished, Step, retrieval_text
 
 GROUNDING_METHOD = "the question itself, embedded as one query vector, and the names it mentions"
-OFFLINE_METHOD = f"{OFFLINE_NOTE}: the sentences of the retrieved chunks most similar to the question, quoted"
 NOTHING_FOUND_METHOD = "no chunks retrieved: nothing to answer from, no LLM call"
 NOTHING_FOUND = ("No documents found: this collection holds no indexed document chunks, so there is nothing to "
                  "answer the question from. Load and process documents into the collection first.")
@@ -86,11 +87,15 @@ class DocumentRagPipeline:
             raise ConfigError("empty question")
         sid = session_id or str(uuid.uuid4())
         q_uri = docrag.question_uri(sid)
+        await self.timeline.read_question(question)
         await self.timeline.prepare()
         self.tools = tools_as_of(self.tools, self.timeline)
         if explain:
             yield Explain(q_uri, [*docrag.question_triples(q_uri, question, prov.now(), parent_uri),
-                                  *prov.time_triples(q_uri, self.timeline.as_of, self.timeline.half_life_used)])
+                                  *prov.time_triples(q_uri, self.timeline.as_of, self.timeline.half_life_used),
+                                  *date_phrase_triples(q_uri, self.timeline.phrases, self.timeline.applied,
+                                                       lambda i: f"{docrag.step_uri('date-phrase', sid)}/{i}",
+                                                       self.timeline.not_applied)])
         try:
             async for step in self._answer(sid, q_uri, question, streaming, explain):
                 if explain or not isinstance(step, Explain):
@@ -191,20 +196,21 @@ class DocumentRagPipeline:
                 done = await self.tools.complete(excerpts.SYSTEM, prompt)
                 yield Chunk(done.text, end_of_stream=True)
         except LlmUnavailable:
-            result.method = OFFLINE_METHOD
-            yield Chunk(await self._quote(vector, chunks, titles), end_of_stream=True)
+            text, result.method = await self._quote(question, vector, chunks, titles)
+            yield Chunk(text, end_of_stream=True)
             return
         if done is not None:
             result.usage = Usage(done.in_token, done.out_token, done.model)
         result.method = f"LLM ({done.model if done else 'unknown model'})"
 
-    async def _quote(self, vector: Sequence[float], chunks: Sequence[RetrievedChunk], titles: dict[str, str]) -> str:
-        """The offline answer: the retrieved sentences nearest the question, or the chunks themselves
-        when they hold no whole sentence (tables, lists)."""
-        candidates = list(dict.fromkeys((s, titles.get(c.document or "", "")) for c in chunks
-                                        for s in excerpts.sentences(c.text)))
-        if not candidates:
-            candidates = [(" ".join(c.text.split())[:300], titles.get(c.document or "", "")) for c in chunks]
-        vectors = await self.tools.embed([sentence for sentence, _ in candidates])
-        best = excerpts.most_similar(vector, vectors, excerpts.OFFLINE_QUOTES)
-        return excerpts.quoted([candidates[i] for i in best])
+    async def _quote(self, question: str, vector: Sequence[float], chunks: Sequence[RetrievedChunk],
+                     titles: dict[str, str]) -> tuple[str, str]:
+        """(answer, method) offline: the sentence of the best chunks that best answers the question, quoted
+        with its source, then the best sentence of each other chunk (a chunk with no whole sentence, a
+        table or a list, is quoted as it is)."""
+        passages = [PassageText(c.uri, titles.get(c.document or "", "") or c.document or "", c.text, rank)
+                    for rank, c in enumerate(chunks[:ANSWER_PASSAGES])]
+        composed = await passage_answer(self.tools, question, vector, passages)
+        if composed is None:
+            return NOTHING_FOUND, NOTHING_FOUND_METHOD
+        return composed.text, composed.method

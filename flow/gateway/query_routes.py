@@ -104,8 +104,13 @@ def architecture_body(query: dict[str, str]) -> dict[str, object]:
     return body
 
 
+AS_OF_PARAMETER = {"as-of": "the answer as the graph held at this valid time (default: now); YYYY-MM-DD, YYYY-MM "
+                            "or ISO 8601"}
+
+
 def _architecture(operation: str, summary: str, parameters: Mapping[str, str]) -> QueryRoute:
-    return QueryRoute("architecture", summary, parameters, lambda given: operation, architecture_body)
+    return QueryRoute("architecture", summary, {**parameters, **AS_OF_PARAMETER}, lambda given: operation,
+                      architecture_body)
 
 
 # `GET /api/v1/{kind}/{entity}`: the architecture service about one entity (a name such as Skyline, or an IRI).

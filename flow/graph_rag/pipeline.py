@@ -18,10 +18,14 @@ from tracegraph.flow.graph_rag.focus import (
     FOCUS_SYSTEM, Edge, Scored, focus_prompt, offline_selection, parse_selection, score_edges, weighed, with_staleness,
 )
 from tracegraph.base.provenance import passages as passages_trace
+from tracegraph.base.provenance.date_phrases import date_phrase_triples
 from tracegraph.flow.graph_rag import text_passages
+from tracegraph.base.retrieval.grounding import Grounding, ground
+from tracegraph.base.retrieval.unknown_names import UnknownName, unknown_answer, unknown_names, unknown_reason
 from tracegraph.base.retrieval.names import question_names
-from tracegraph.base.retrieval.distinct_lines import distinct_texts
-from tracegraph.base.retrieval.passage_graph import PassageGraph, passage_graph_of
+from tracegraph.base.retrieval.offline_answer import Fact, OfflineAnswer
+from tracegraph.flow.graph_rag import offline_synthesis
+from tracegraph.base.retrieval.passage_graph import PassageGraph, passage_graph_of, passages_of
 from tracegraph.base.retrieval.ppr import PassageRanking, RankedPassage, rank_passages
 from tracegraph.base.retrieval.as_of import tools_as_of
 from tracegraph.base.retrieval.staleness import HALF_LIFE_DAYS
@@ -36,6 +40,7 @@ RETRIEVAL_TEXT_CHARS = 16_000
 MIN_HOP_BATCH = 4  # nodes per neighbourhood request at least: fewer would cost round trips, not reads
 NO_EDGES = "the graph holds no edge near the question's concepts"
 NO_SELECTION = "no edge was selected, so the answer rests on no fact of the graph"
+UNKNOWN_METHOD = "no answer: the question names only what this collection does not know"
 
 
 def retrieval_text(question: str) -> str:
@@ -105,6 +110,8 @@ class GraphRagPipeline:
         self.ranked: list[RankedPassage] = []  # the passages Exploration read, best first
         self.texts: list[text_passages.TextPassage] = []  # ranked passages with no fact: read as text
         self.question_vector: list[float] = []
+        self.grounding = Grounding()  # the entities the question names, found in any case
+        self.offline: OfflineAnswer | None = None  # the answer composed without an LLM, and how
 
     async def run(self, question: str, *, streaming: bool = False, parent_uri: str | None = None,
                   session_id: str | None = None) -> AsyncIterator[Step]:
@@ -113,9 +120,13 @@ class GraphRagPipeline:
             raise ConfigError("empty question")
         session = _Session(session_id or str(uuid.uuid4()))
         q_uri = prov.question_uri(session.sid)
+        await self.timeline.read_question(question, cannot_apply=self.cannot_stand_at_a_date())
         await self.timeline.prepare()
         self.tools = tools_as_of(self.tools, self.timeline)
-        yield Explain(q_uri, [*self.question_triples(q_uri, question, parent_uri), *self.time_triples(q_uri)])
+        yield Explain(q_uri, [*self.question_triples(q_uri, question, parent_uri), *self.time_triples(q_uri),
+                              *date_phrase_triples(q_uri, self.timeline.phrases, self.timeline.applied,
+                                                   lambda i: prov.item_uri("date-phrase", session.sid, i),
+                                                   self.timeline.not_applied)])
         try:
             async for step in self._answer(session, q_uri, question, streaming):
                 yield step
@@ -130,6 +141,10 @@ class GraphRagPipeline:
         """The as-of date the answer stands at, and the half-life its evidence was weighed with."""
         return prov.time_triples(q_uri, self.timeline.as_of, self.timeline.half_life_used)
 
+    def cannot_stand_at_a_date(self) -> str:
+        """Why this answer cannot stand at a date the question's words give; "" when it can."""
+        return ""
+
     def time_notes(self, step: str) -> list[Triple]:
         return prov.comment_triples(step, self.timeline.notes)
 
@@ -138,7 +153,17 @@ class GraphRagPipeline:
         concepts, usage, method = await self._ground(question)
         session.usage += usage or Usage()
         g_uri = prov.step_uri("grounding", sid)
-        yield Explain(g_uri, prov.grounding_triples(g_uri, q_uri, concepts, usage, method, query=question))
+        yield Explain(g_uri, [*prov.grounding_triples(g_uri, q_uri, concepts, usage, method, query=question),
+                              *prov.comment_triples(g_uri, self.grounding.notes())])
+        unknown = await self.unknown(asked=False)
+        if unknown:
+            done = Synthesised()
+            async for step in self._unknown_steps(session, q_uri, g_uri, unknown, streaming, done):
+                yield step
+            f_uri, s_uri = prov.step_uri("focus", sid), prov.step_uri("synthesis", sid)
+            yield Explain(s_uri, prov.synthesis_triples(s_uri, f_uri, None, None, done.method))
+            yield Finished(session.usage, [], done.answer)
+            return
 
         vectors = await self.tools.embed([retrieval_text(c) for c in concepts])
         names = [c for c in concepts if c != question]
@@ -206,7 +231,9 @@ class GraphRagPipeline:
                          await self._label(session, t.o)), 0, rank, ppr) for t, (rank, ppr) in found.items()]
 
     async def _ground(self, question: str) -> tuple[list[str], Usage | None, str]:
-        """Concepts of the question: the LLM's list, or offline the entity names found in it plus the question."""
+        """Concepts of the question: the LLM's list, or offline the entities it names (found in any case) and
+        the names it gives, plus the question."""
+        self.grounding = await ground(self.tools, question)
         if self.llm:
             try:
                 done = await self.tools.complete(
@@ -215,8 +242,37 @@ class GraphRagPipeline:
                 return concepts or [question], Usage(done.in_token, done.out_token, done.model), f"LLM ({done.model})"
             except LlmUnavailable:
                 self.llm = False
-        names = question_names(question)
+        names = self.grounding.names
         return list(dict.fromkeys([*names, question])), None, "offline: entity names in the question, and the question"
+
+    async def unknown(self, asked: bool) -> list[UnknownName]:
+        """The names the question gives when no entity was matched and the collection knows none of them;
+        with `asked`, for a question that gives no name, the run of words it asks about."""
+        found = self.grounding
+        names = list(found.unmatched) or ([found.asked] if asked and found.asked else [])
+        if found.matches or not names:
+            return []
+        unknown = await unknown_names(self.tools, names)
+        return unknown if len(unknown) == len(names) else []
+
+    async def _unknown_steps(self, session: _Session, q_uri: str, g_uri: str, unknown: list[UnknownName],
+                             streaming: bool, done: Synthesised) -> AsyncIterator[Step]:
+        """Exploration and Focus that found nothing to answer from, and the answer saying which names this
+        collection does not know and what it holds nearest (left in `done`): never facts about other things."""
+        sid, reason = session.sid, unknown_reason(unknown)
+        e_uri, f_uri = prov.step_uri("exploration", sid), prov.step_uri("focus", sid)
+        yield Explain(e_uri, [*prov.exploration_triples(e_uri, g_uri, 0, []),
+                              prov.retrieval_triple(e_uri, PROV.wasGeneratedBy, iri(q_uri)),
+                              *prov.nothing_found_triples(e_uri, reason)])
+        yield Explain(f_uri, [*prov.focus_triples(f_uri, e_uri, sid, [], None, UNKNOWN_METHOD, []),
+                              *prov.nothing_found_triples(f_uri, reason)])
+        done.method = UNKNOWN_METHOD
+
+        async def answer() -> AsyncIterator[Chunk]:
+            yield Chunk(self.timeline.heading + unknown_answer(unknown), end_of_stream=True)
+
+        async for piece in self._collect(session, answer(), streaming, done):
+            yield piece
 
     async def _seeds(self, vectors: list[list[float]]) -> list[str]:
         per_concept = max(1, self.limits.entity_limit // max(1, len(vectors)))
@@ -334,6 +390,8 @@ class GraphRagPipeline:
         async for piece in self._collect(session, self._synthesise(session, question, selected, streaming),
                                          streaming, into):
             yield piece
+        if self.offline is not None:
+            into.method = self.offline.method
         into.answer = heading + into.answer
 
     async def _collect(self, session: _Session, pieces: AsyncIterator[Chunk | Completion], streaming: bool,
@@ -380,16 +438,44 @@ class GraphRagPipeline:
                 yield piece
             if self.llm:
                 return
-        parts = []
-        if facts:
-            parts.append("Offline answer (no LLM configured), quoting the knowledge graph's facts most related to "
-                         "the question:\n" + "\n".join(f"- {f.rstrip('.')}." for f in distinct_texts(facts[:10])))
+        labelled = [(Fact(await self._label(session, e.s), await self._label(session, e.p),
+                          await self._label(session, e.o), getattr(e.s, "iri", ""), getattr(e.o, "iri", "")),
+                     Triple(s=e.s, p=e.p, o=e.o)) for e in selected]
+        found = self.grounding
+        mentions = list(dict.fromkeys([*(m.mention for m in found.matches), *found.names, *question_names(question)]))
+        entity_ids: dict[str, list[str]] = {}
+        for match in found.matches:
+            entity_ids.setdefault(match.mention, []).append(match.entity)
+            entity_ids.setdefault(match.label, []).append(match.entity)
+        vector = self.question_vector if len(self.question_vector) else \
+            (await self.tools.embed([retrieval_text(question)]))[0]
+        composed = await offline_synthesis.offline_answer(
+            self.tools, question, vector, labelled, await self._answer_passages(selected), mentions, entity_ids)
+        self.offline = composed
+        yield Chunk(composed.text, end_of_stream=True)
+
+    async def _answer_passages(self, selected: list[SelectedEdge]) -> list[offline_synthesis.PassageText]:
+        """The passages an offline answer may quote, best first: the ranked passages Exploration read, or
+        (when the facts were found another way) the passages the selected facts came from; and the
+        passages read as text."""
+        limit = offline_synthesis.ANSWER_PASSAGES
+        chosen: dict[str, tuple[str, str]] = {}  # chunk -> (title, text known so far)
+        if self.ranked:
+            for passage in self.ranked[:limit]:
+                chosen[passage.uri] = (passage.title, passage.text)
         else:
-            parts.append("Offline answer (no LLM configured): the knowledge graph holds no facts related to the "
-                         "question.")
-        if self.texts:
-            parts.append(await text_passages.quotes(self.tools, self.question_vector, self.texts))
-        yield Chunk("\n\n".join(parts), end_of_stream=True)
+            graph = self.graph or await passage_graph_of(self.tools)
+            if graph is not None:
+                where = passages_of(graph, [Triple(s=e.s, p=e.p, o=e.o) for e in selected])
+                for vertex in [v for e in selected for v in where[Triple(s=e.s, p=e.p, o=e.o)][:1]]:
+                    if len(chosen) < limit:
+                        chosen.setdefault(graph.passages[vertex], (graph.titles[vertex], ""))
+        for text in self.texts:
+            chosen.setdefault(text.uri, (text.title, text.text))
+        missing = [uri for uri, (_, text) in chosen.items() if not text]
+        fetched = {c.uri: c.text for c in await self.tools.chunks(missing)} if missing else {}
+        return [offline_synthesis.PassageText(uri, title, text or fetched.get(uri, ""), rank)
+                for rank, (uri, (title, text)) in enumerate(chosen.items())]
 
     async def _sources(self, selected: list[SelectedEdge]) -> list[tuple[str, str]]:
         """The documents the selected edges were extracted from, most relevant first: in the order of
@@ -409,17 +495,12 @@ class GraphRagPipeline:
         documents: dict[str, str] = {}
         quoted = TripleTerm(triple=Triple(s=edge.s, p=edge.p, o=edge.o))
         for holder in await self.tools.match(p=TG.contains, o=quoted, g=SOURCE_GRAPH, limit=5):
-            node, depth = holder.s, 0
-            while isinstance(node, IriTerm) and depth < 6:
-                parents = await self.tools.match(s=node, p=PROV.wasDerivedFrom, g=SOURCE_GRAPH, limit=1)
-                if not parents:
-                    break
-                node, depth = parents[0].o, depth + 1
-            if isinstance(node, IriTerm) and depth and node.iri not in documents:
-                if node.iri not in titles:
-                    found = await self.tools.match(s=node, p=DC.title, limit=1)
-                    titles[node.iri] = found[0].o.value if found else node.iri
-                documents[node.iri] = titles[node.iri]
+            document = await offline_synthesis.document_of(self.tools, holder.s)
+            if document is not None and document not in documents:
+                if document not in titles:
+                    found = await self.tools.match(s=iri(document), p=DC.title, limit=1)
+                    titles[document] = found[0].o.value if found else document
+                documents[document] = titles[document]
         return documents
 
 

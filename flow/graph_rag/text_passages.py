@@ -1,20 +1,17 @@
 """Passages GraphRAG reads as text: those personalised PageRank ranked among the best for a question
 but from which extraction took no fact (a table flattened to text, a list, prose that relates nothing
 by name). Their facts cannot carry them into the answer, so their text does, as the text units of a
-local GraphRAG search do: quoted offline, given to the LLM beside the facts, and recorded in the
-Focus step as tg:ChunkSelections, so the answer still traces to the chunk it used."""
+local GraphRAG search do: quotable by the offline answer, given to the LLM beside the facts, and recorded
+in the Focus step as tg:ChunkSelections, so the answer still traces to the chunk it used."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tracegraph.base.retrieval.passage_graph import PassageGraph
 from tracegraph.base.retrieval.ppr import RankedPassage
-from tracegraph.flow.document_rag import excerpts
-
-TEXT_HEADER = "From passages the graph holds no fact of:"
-QUOTES = 3  # sentences quoted offline from the text passages
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,13 +52,15 @@ def prompt_block(passages: Sequence[TextPassage]) -> str:
     return "\n".join(f"- ({p.title or p.document}) {' '.join(p.text.split())}" for p in passages)
 
 
-async def quotes(tools, vector: Sequence[float], passages: Sequence[TextPassage]) -> str:
-    """Offline: the sentences of the passages nearest the question, each with its document's title."""
-    candidates = list(dict.fromkeys((s, p.title or p.document) for p in passages for s in excerpts.sentences(p.text)))
-    if not candidates:
-        candidates = [(" ".join(p.text.split())[:300], p.title or p.document) for p in passages]
-    best = excerpts.most_similar(vector, await tools.embed([s for s, _ in candidates]), QUOTES)
-    return TEXT_HEADER + "\n" + "\n".join(f"- \"{candidates[i][0]}\" ({candidates[i][1]})" for i in best)
+def in_walk_order(sources: Sequence[tuple[str, str]], ranked_at: dict[str, float]) -> list[tuple[str, str]]:
+    """Documents in the passage walk's order where it ranked them, then those only other strategies found, in
+    their given (evidence) order: ordered by reranked facts, the sources buried the second passage a multi-hop
+    answer needs (bench/fusion_weights.py).
+
+    >>> in_walk_order([("urn:doc:a", "A"), ("urn:doc:b", "B"), ("urn:doc:c", "C")], {"urn:doc:b": 0, "urn:doc:a": 3})
+    [('urn:doc:b', 'B'), ('urn:doc:a', 'A'), ('urn:doc:c', 'C')]
+    """
+    return sorted(sources, key=lambda source: ranked_at.get(source[0], math.inf))
 
 
 def interleaved(sources: Sequence[tuple[str, str]], ranked_at: dict[str, float], texts: Sequence[TextPassage],

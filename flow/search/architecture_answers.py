@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Sequence
 
 from tracegraph.base.architecture import graph
 from tracegraph.base.architecture.memory import memory
+from tracegraph.base.architecture.memory_docs import option_name
 from tracegraph.base.architecture.ownership import Found, ownership
 from tracegraph.base.architecture.triples import RELATIONS
 from tracegraph.base.errors import UnknownEntity
@@ -26,7 +27,7 @@ from tracegraph.base.retrieval.confidence import ConfidenceBlock
 from tracegraph.flow.graph_rag.pipeline import Chunk, Explain, Synthesised
 from tracegraph.flow.search.architecture import rows_of
 from tracegraph.flow.search.results import SearchFinished, WholeAnswer, synthesis_step
-from tracegraph.schemas.architecture import MemoryResponse, OwnershipResponse, Source
+from tracegraph.schemas.architecture import MemoryItem, MemoryResponse, Owner, OwnershipResponse, Reason, Source
 from tracegraph.schemas.rdf import IriTerm, iri, literal
 
 MEMORY_ITEMS = 3  # decisions and incidents an answer quotes
@@ -43,18 +44,19 @@ async def architecture_answer(pipeline, query_type: str, question: str,
     if query_type not in ("ownership", "memory"):
         return None
     rows = rows_of(pipeline.tools)
+    as_of = pipeline.timeline.as_of if pipeline.timeline.kept else None  # without history: now (the trace says so)
     for name in names if asks_directly(question, names) else []:
         try:
             entity = await graph.resolve(rows, name)
         except UnknownEntity:
             continue
         if query_type == "ownership":
-            found = await ownership(rows, entity, pipeline.codeowners, pipeline.scope)
+            found = await ownership(rows, entity, pipeline.codeowners, pipeline.scope, as_of)
             if found.response.owners:
                 return RecordsAnswer(pipeline, entity, ownership=found)
         else:
             remembered = await memory(rows, entity, pipeline.tools.embed, question=question, limit=MEMORY_ITEMS,
-                                      half_life_days=pipeline.timeline.half_life_days)
+                                      half_life_days=pipeline.timeline.half_life_days, as_of=as_of)
             if remembered.items:
                 return RecordsAnswer(pipeline, entity, memory=remembered)
     return None
@@ -72,10 +74,9 @@ def asks_directly(question: str, names: Sequence[str]) -> bool:
     >>> asks_directly("Who owns Skyline?", ["Skyline"]), asks_directly("Who owns the firm that bought Skyline?", ["Skyline"])
     (True, False)
     """
-    rest = question
-    for name in names:
-        rest = rest.replace(name, " ")
-    rest = rest.lower()
+    rest = question.lower()
+    for name in names:  # as grounding found them, in any case: "who owns skyline?" names Skyline
+        rest = rest.replace(name.lower(), " ")
     words = re.findall(r"[a-z0-9']+", rest)
     return len(words) <= MAX_OTHER_WORDS and not _CLAUSE.search(" ".join(words[1:]))
 
@@ -99,11 +100,11 @@ class RecordsAnswer(WholeAnswer):
         yield Explain(e_uri, [*prov.exploration_triples(e_uri, g_uri, len(selected), [self.entity.iri]),
                               prov.retrieval_triple(e_uri, PROV.wasGeneratedBy, iri(q_uri)),
                               prov.retrieval_triple(e_uri, RDFS.comment, literal(
-                                  f"looked up {looked} for {self.entity.label}"))])
+                                  f"looked up {looked} for {self.entity.label}")), *self.p.time_notes(e_uri)])
         f_uri = prov.step_uri("focus", sid)
         yield Explain(f_uri, prov.focus_triples(f_uri, e_uri, sid, selected, None, METHOD, [note] if note else []))
         done = Synthesised(method=METHOD)
-        text = self._owner_text() if self.ownership else self._memory_text()
+        text = self.p.timeline.heading + (self._owner_text() if self.ownership else self._memory_text())
 
         async def pieces():
             yield Chunk(text, end_of_stream=True)
@@ -122,6 +123,8 @@ class RecordsAnswer(WholeAnswer):
         response: OwnershipResponse = found.response
         selected = [SelectedEdge(f.s, f.p, f.o, reasoning="the graph says who owns, maintains or leads it", score=1.0)
                     for f in found.edges]
+        selected += [SelectedEdge(f.s, f.p, f.o, score=1.0, reasoning="an earlier owner: the history keeps this "
+                                  "statement, which a later one replaced") for f in found.replaced]
         for match in response.codeowners:
             rule = codeowners_rule_uri(match.source.document, match.source.line or 0)
             for owner in response.owners:
@@ -137,7 +140,11 @@ class RecordsAnswer(WholeAnswer):
 
     def _owner_text(self) -> str:
         response = self.ownership.response
-        lines = [f"{self.entity.label} is owned by " + "; ".join(_owner_line(o) for o in response.owners) + "."]
+        current = [o for o in response.owners if o.standing == "current"]
+        earlier = [o for o in response.owners if o.standing == "earlier"]
+        lines = [f"{self.entity.label} is owned by " + "; ".join(map(_owner_line, current)) + "."] if current else []
+        if earlier:
+            lines.append("Earlier owners: " + "; ".join(_owner_line(o) for o in earlier) + ".")
         if response.discrepancy:
             lines.append(response.discrepancy)
         elif response.agreement == "agree":
@@ -160,17 +167,48 @@ class RecordsAnswer(WholeAnswer):
             where = item.source.title or item.source.document
             why = {"decision": "Why", "failure-pattern": "Root cause", "exception": "Policy"}.get(item.kind, "Context")
             lines.append(f"- {KIND_NAMES[item.kind]}: {item.title}" + (f" ({by})" if by else "") +
-                         (f" — {item.text}" if item.text else "") + (f" {why}: {item.why}" if item.why else "") +
-                         f" [{where}, line {item.source.line}]")
+                         (f" — {item.text}" if item.text else "") + _why(why, item) +
+                         f" [{', '.join(filter(None, (where, _lines(item.source))))}]")
         return "\n".join(lines)
 
 
-def _owner_line(owner) -> str:
+def _why(label: str, item: MemoryItem) -> str:
+    """The item's why with its lines, and for a decision the option it chose over the others."""
+    said = next((r for r in item.reasons if r.part in ("context", "root-cause", "policy")), None)
+    why = f" {label}" + (f" ({_lines(said)})" if said and said.line else "") + f": {item.why}" if item.why else ""
+    options = [r for r in item.reasons if r.part == "option"]
+    chosen = next((r for r in options if r.chosen), None)
+    if chosen:
+        others = "; ".join(option_name(r.text) for r in options if not r.chosen)
+        where = f" ({_lines(chosen)})" if chosen.line else ""
+        why += f" Chosen{where}: {option_name(chosen.text)}" + (f", over {others}." if others else ".")
+    return why
+
+
+def _lines(place: Source | Reason) -> str:
+    """ "line 9" or "lines 9–14"; "" where the line is not known."""
+    if place.line is None:
+        return ""
+    return f"lines {place.line}–{place.last_line}" if place.last_line else f"line {place.line}"
+
+
+def _owner_line(owner: Owner) -> str:
     how = ", ".join(owner.relations)
     handles = f" ({', '.join(owner.handles)})" if owner.handles else ""
-    cited = ", ".join(dict.fromkeys(
-        (s.title or s.document) + (f" line {s.line}" if s.line else "") for s in owner.sources))
-    return f"{owner.label}{handles} [{how}; {cited}]"
+    period = (f" since {owner.since}" if owner.since else "") if owner.standing == "current" else \
+        " " + " – ".join(filter(None, (owner.since, owner.until))) if owner.since or owner.until else ""
+    cited = ", ".join(dict.fromkeys(_cited(s) for s in owner.sources))
+    return f"{owner.label}{handles}{period} [{how}; {cited}]"
+
+
+def _cited(source: Source) -> str:
+    """A source with its line and date, and the statement that replaced it, if one did."""
+    where = (source.title or source.document) + (f" line {source.line}" if source.line else "")
+    when = source.date or (f"undated, added {source.added}" if source.added else "")
+    later = source.superseded_by
+    replaced = f"superseded on {later.date} by {later.title or later.document}" if later else ""
+    told = ", ".join(filter(None, (when, replaced)))
+    return f"{where} ({told})" if told else where
 
 
 def _confidence(answer: RecordsAnswer, selected: Sequence[SelectedEdge], documents: dict[str, str]) -> ConfidenceBlock:
@@ -179,6 +217,8 @@ def _confidence(answer: RecordsAnswer, selected: Sequence[SelectedEdge], documen
     if answer.ownership:
         agreement = answer.ownership.response.agreement
         confidence = {"agree": 0.9, "graph-only": 0.75, "codeowners-only": 0.75, "disagree": 0.55}.get(agreement, 0.3)
+        if agreement == "disagree" and answer.ownership.response.newer in ("graph", "codeowners"):
+            confidence = 0.7  # the dates say which side is out of date
         strategies = ["ownership"]
     else:
         confidence = round(min(0.9, 0.5 + 0.4 * max(i.score for i in answer.memory.items)), 2)

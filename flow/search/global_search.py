@@ -6,7 +6,11 @@ LLM the best `map_pool` are rated by it, `map_batch` reports per prompt, batches
 rating it gets wrong falls back to the offline score with that said. Reduce: the best `keep`
 reports answer the question (the LLM, or offline their titles and opening sentences). The trace
 records every report scored, those kept with their communities, and where the answer's facts came
-from: each kept report is derived from facts, and those facts from chunks of documents."""
+from: each kept report is derived from facts, and those facts from chunks of documents. The evidence
+under the answer is ranked by the score of the report each fact came from.
+
+A question about risks or about how the platform is structured is answered from the graph's
+architecture instead of the reports' text (global_views.py), after the same map step."""
 
 from __future__ import annotations
 
@@ -21,16 +25,24 @@ from tracegraph.base.provenance import global_search as trace
 from tracegraph.base.provenance import query as prov
 from tracegraph.base.provenance.query import Usage
 from tracegraph.base.provenance.vocab import DC, PROV, RDFS, TG
+from tracegraph.base.retrieval import global_answers
 from tracegraph.base.retrieval import global_map as gm
 from tracegraph.base.retrieval.confidence import ConfidenceBlock
 from tracegraph.base.retrieval.held import Shelf
 from tracegraph.base.stores.protocol import COMMUNITY_GRAPH, SOURCE_GRAPH
 from tracegraph.base.provenance.vectors import decode_vector
 from tracegraph.flow.graph_rag.pipeline import Chunk, Explain, Synthesised
+from tracegraph.flow.search import global_views
 from tracegraph.flow.search.results import EvidenceItem, SearchFinished, WholeAnswer, synthesis_step
 from tracegraph.schemas.rdf import IriTerm, LiteralTerm, TripleTerm
 
 MAX_REPORTS = 100_000
+INTENTS = {  # why the reports answer the question
+    "risks": "the question asks about risks, but the graph records none (no hub, cycle, incident, disputed or stale "
+             "owner, or superseded decision still cited): answered from the best-scoring community reports",
+    "structure": "the question asks about the platform's structure, but the graph records no dependency: answered "
+                 "from the best-scoring community reports",
+    "overview": "the question asks for an overview: answered from the best-scoring community reports"}
 TRACE_SCORES = 50  # report scores the Exploration records (all are counted)
 
 REPORTS_QUERY = f"""SELECT ?r ?c ?level ?title ?summary ?rating ?method ?vector WHERE {{ GRAPH <{COMMUNITY_GRAPH}> {{
@@ -100,12 +112,15 @@ class GlobalAnswer(WholeAnswer):
     async def steps(self, session, q_uri: str, question: str, searched: str, g_uri: str, query_type: str,
                     streaming: bool) -> AsyncIterator:
         sid, tools = session.sid, self.p.tools
+        intent = global_answers.global_intent(searched)
+        view = await global_views.view_for(intent, tools)
         reports = await self.shelf.reports(self.p.scope, tools)
         (vector,) = await tools.embed([searched])
-        scored = await self._map(session, searched, vector, reports)
+        scored = await self._map(session, searched, vector, reports, rate_by_llm=view is None)
         e_uri = prov.step_uri("exploration", sid)
         notes = [f"map step scored {len(scored)} community report(s)"
-                 + (f"; the best {TRACE_SCORES} are recorded" if len(scored) > TRACE_SCORES else "")]
+                 + (f"; the best {TRACE_SCORES} are recorded" if len(scored) > TRACE_SCORES else ""),
+                 view.note if view else INTENTS[intent]]
         if not reports:
             notes.append("the collection has no community reports yet: the community processor builds them from "
                          "its graph (tg-rebuild-communities builds them now)")
@@ -114,6 +129,10 @@ class GlobalAnswer(WholeAnswer):
                               *[prov.retrieval_triple(e_uri, RDFS.comment, prov.literal(n)) for n in notes],
                               *trace.report_score_triples(e_uri, sid, scored[:TRACE_SCORES]),
                               *([] if reports else prov.nothing_found_triples(e_uri, "the collection has no community reports"))])
+        if view is not None:
+            async for step in view.steps(self, session, e_uri, question, searched, query_type, streaming):
+                yield step
+            return
 
         by_uri = {r.uri: r for r in reports}
         parents = await self.shelf.parents(self.p.scope, tools)
@@ -133,21 +152,25 @@ class GlobalAnswer(WholeAnswer):
         facts, documents = await self._provenance([s.report for s in kept])
         block = confidence(kept, documents)
         yield await synthesis_step(tools, sid, f_uri, f"Global Answer: {question[:50]}", done, block)
-        texts = await self.p._texts_for(session)([f for f, _ in facts])
-        evidence = tuple(EvidenceItem(fact, text, kept[0].score, 0.0, {"global": 1}, sorted(docs))
-                         for (fact, docs), text in zip(facts, texts))
+        texts = await self.p._texts_for(session)([f for f, _, _ in facts])
+        rank = {s.report: (s.score, index) for index, s in enumerate(kept, start=1)}
+        items = [EvidenceItem(fact, text, rank[report][0], 0.0, {"global": rank[report][1]}, sorted(docs))
+                 for (fact, docs, report), text in zip(facts, texts)]
+        evidence = tuple(sorted(items, key=lambda e: -e.score))
         yield SearchFinished(session.usage, sorted(documents.items(), key=lambda d: d[1]), done.answer, block,
                              evidence, query_type)
 
-    async def _map(self, session, question: str, vector, reports: Sequence[gm.StoredReport]) -> list[trace.ScoredReport]:
-        """Every report scored offline; the best `map_pool` rated again by the LLM when there is one."""
+    async def _map(self, session, question: str, vector, reports: Sequence[gm.StoredReport], *,
+                   rate_by_llm: bool = True) -> list[trace.ScoredReport]:
+        """Every report scored offline; the best `map_pool` rated again by the LLM when there is one and
+        the reports answer the question (risks and structure are answered from the graph itself)."""
         query = np.asarray(vector, dtype=np.float32)
         scores: dict[str, gm.MapScore] = {}
         for report in reports:
             similarity = float(np.dot(query, np.asarray(report.vector, dtype=np.float32))) if report.vector is not None else 0.0
             scores[report.uri] = gm.offline_score(similarity, report.rating)
         ranked = sorted(reports, key=lambda r: (-scores[r.uri].score, r.uri))
-        if self.p.llm and ranked:
+        if self.p.llm and ranked and rate_by_llm:
             await self._llm_map(session, question, ranked[: self.limits.map_pool], scores)
             ranked = sorted(reports, key=lambda r: (-scores[r.uri].score, r.uri))
         return [trace.ScoredReport(r.uri, r.community, r.level, r.title, scores[r.uri].score, scores[r.uri].reason)
@@ -180,20 +203,27 @@ class GlobalAnswer(WholeAnswer):
         await asyncio.gather(*(rate(pool[i:i + size]) for i in range(0, len(pool), size)))
 
     async def _reduce(self, question: str, kept: Sequence[gm.StoredReport], streaming: bool):
-        if self.p.llm and kept:
-            async for piece in self.p._generate(gm.REDUCE_SYSTEM, gm.reduce_prompt(question, kept), streaming):
+        async for piece in self.written(gm.REDUCE_SYSTEM, gm.reduce_prompt(question, kept), gm.offline_answer(kept),
+                                        streaming, bool(kept)):
+            yield piece
+
+    async def written(self, system: str, prompt: str, offline: str, streaming: bool, worth_asking: bool):
+        """The LLM's answer to `prompt` when one is configured and there is something to answer from,
+        else `offline`, the answer composed without it."""
+        if self.p.llm and worth_asking:
+            async for piece in self.p._generate(system, prompt, streaming):
                 yield piece
             if self.p.llm:
                 return
-        yield Chunk(gm.offline_answer(kept), end_of_stream=True)
+        yield Chunk(offline, end_of_stream=True)
 
     async def _provenance(self, reports: Sequence[str]):
-        """The facts the kept reports summarise (up to 3 per report, for the evidence list) and the
-        documents behind them: IRI -> title."""
+        """The facts the kept reports summarise (up to 3 per report, for the evidence list, each with its
+        documents and the report it came from) and the documents behind them: IRI -> title."""
         if not reports:
             return [], {}
         result = await self.p.tools.sparql(sources_query(reports), limit=10_000, timeout=30)
-        facts: dict = {}
+        facts: dict = {}  # fact -> (its documents, the first report quoting it)
         documents: dict[str, str] = {}
         per_report: dict[str, int] = {}
         for row in result.bindings:
@@ -205,10 +235,10 @@ class GlobalAnswer(WholeAnswer):
             report = row["r"].iri
             if fact.triple not in facts and per_report.get(report, 0) < 3:
                 per_report[report] = per_report.get(report, 0) + 1
-                facts[fact.triple] = set()
+                facts[fact.triple] = (set(), report)
             if fact.triple in facts:
-                facts[fact.triple].add(doc.iri)
-        return list(facts.items()), documents
+                facts[fact.triple][0].add(doc.iri)
+        return [(fact, docs, report) for fact, (docs, report) in facts.items()], documents
 
 
 def distinct(scored: Sequence[trace.ScoredReport], parent_of: dict[str, str | None], keep: int,

@@ -19,11 +19,10 @@ from tracegraph.base.errors import LlmUnavailable
 from tracegraph.base.provenance import query as prov
 from tracegraph.base.provenance import search as trace
 from tracegraph.base.provenance.query import SelectedEdge, Usage
-from tracegraph.base.provenance.uris import entity_uri
 from tracegraph.base.retrieval import router
 from tracegraph.base.retrieval.cache import SubgraphCache, cache_key
 from tracegraph.base.retrieval.nl_sparql import SchemaSummary
-from tracegraph.base.retrieval.confidence import Support, assess
+from tracegraph.base.retrieval.confidence import ConfidenceBlock, Support, assess
 from tracegraph.base.retrieval.fusion import Fused, reciprocal_rank_fusion
 from tracegraph.base.retrieval.rerank import Reranker
 from tracegraph.base.retrieval.staleness import HALF_LIFE_DAYS, weighed_score
@@ -37,7 +36,8 @@ from tracegraph.base.provenance import passages as passages_trace
 from tracegraph.base.provenance.passages import seed_triples
 from tracegraph.base.provenance.global_search import typed_question_triples
 from tracegraph.base.provenance.vocab import PROV, TG
-from tracegraph.base.retrieval.names import question_names
+from tracegraph.base.retrieval.grounding import ground
+from tracegraph.base.retrieval.unknown_names import unknown_reason
 from tracegraph.base.retrieval.passage_graph import passage_graph_of, passages_of
 from tracegraph.base.retrieval.ppr import Seed
 from tracegraph.flow.search import strategies as st
@@ -89,15 +89,25 @@ class SearchPipeline(GraphRagPipeline):
     def question_triples(self, q_uri: str, question: str, parent_uri: str | None) -> list[Triple]:
         return [*super().question_triples(q_uri, question, parent_uri), *trace.search_question_triples(q_uri)]
 
+    def cannot_stand_at_a_date(self) -> str:
+        """Community reports and the RAPTOR tree summarise the current graph: an answer asked of them
+        cannot stand at the date in the question's words."""
+        if self.strategies in (("global",), ("raptor",)) or self.global_search:
+            return (f"{self.strategies[0] if self.strategies else 'global'} answers from summaries of the current "
+                    "graph, which cannot be read as of a date")
+        return ""
+
     async def _answer(self, session, q_uri: str, question: str, streaming: bool) -> AsyncIterator:
         sid, limits = session.sid, self.search_limits
         searched = retrieval_text(question)  # what routing and every strategy read of it
         route, usage = await self._route(searched)
+        route = router.as_of_a_date(route, searched) if self.timeline.as_of else route
         session.usage += usage or Usage()
         planned = self.strategies or route.strategies
         ctx = await self.context(searched, route, session)
         g_uri = prov.step_uri("grounding", sid)
-        grounding = prov.grounding_triples(g_uri, q_uri, [*ctx.names, question], usage, route.method, query=question)
+        grounding = [*prov.grounding_triples(g_uri, q_uri, [*ctx.names, question], usage, route.method, query=question),
+                     *prov.comment_triples(g_uri, self.grounding.notes())]
         answered_by = await self._answered_by(route)
         if answered_by:
             kind = TG.GlobalQuestion if answered_by == "global" else TG.RaptorQuestion
@@ -107,7 +117,19 @@ class SearchPipeline(GraphRagPipeline):
             async for step in answer.steps(session, q_uri, question, searched, g_uri, route.query_type, streaming):
                 yield step
             return
-        records = None if self.strategies or self.timeline.as_of else \
+        # "who owns quasar?" names quasar though it gives no capital: the run of words a relation asks about
+        unknown = await self.unknown(asked=route.query_type in ("ownership", "dependency", "memory"))
+        if unknown:  # no facts about other things: the answer says what the collection does not know
+            yield Explain(g_uri, [*grounding, *trace.routing_triples(g_uri, route.query_type, [])])
+            done = Synthesised()
+            async for step in self._unknown_steps(session, q_uri, g_uri, unknown, streaming, done):
+                yield step
+            block = ConfidenceBlock(0.0, [], 0, [], True, {}, (unknown_reason(unknown),))
+            yield await synthesis_step(self.tools, sid, prov.step_uri("focus", sid), f"Search Answer: {question[:50]}",
+                                       done, block)
+            yield SearchFinished(session.usage, [], done.answer, block, (), route.query_type)
+            return
+        records = None if self.strategies else \
             await architecture_answer(self, route.query_type, searched, ctx.names)
         if records is not None:  # an ownership or "why" question the architecture records answer
             yield Explain(g_uri, [*grounding, *trace.routing_triples(g_uri, route.query_type, [records.strategy])])
@@ -119,7 +141,8 @@ class SearchPipeline(GraphRagPipeline):
         runs, records = await self.retrieve(ctx, planned, limits.hops or route.hops)
         for run in runs.values():
             session.usage += run.usage or Usage()
-        weights = router.FUSION_WEIGHTS.get(route.query_type, {})
+        weights = dict(limits.fusion_weights) if limits.fusion_weights is not None else \
+            router.FUSION_WEIGHTS.get(route.query_type, {})
         fused = reciprocal_rank_fusion({n: [t for t, _ in r.ranked] for n, r in runs.items() if r.ranked}, limits.rrf_k,
                                        weights={n: w for n, w in weights.items() if n in runs})
         seeds = list(dict.fromkeys([*ctx.named, *(runs["graph"].nodes[:10] if "graph" in runs else [])]))
@@ -164,6 +187,7 @@ class SearchPipeline(GraphRagPipeline):
         documents = await self._documents_per_edge(selected)
         evidence = [EvidenceItem(f.key, ctx.sentences.get(f.key, ""), score, f.score, dict(f.ranks), sorted(found))
                     for (f, score), found in zip(kept, documents)]
+        evidence.sort(key=lambda e: -e.score)  # in the order of the score each item shows
         block = assess([Support(e.score, len(e.ranks), frozenset(e.sources),
                                 tuple(node_iris([e.triple])))
                         for e in evidence], [n for n, r in runs.items() if r.ranked],
@@ -177,7 +201,8 @@ class SearchPipeline(GraphRagPipeline):
             for document in found:
                 rank = ranks.get(passages.get(f.key, ""), math.inf)
                 ranked_at[document] = min(ranked_at.get(document, math.inf), rank)
-        sources = text_passages.interleaved(merged_sources(documents), ranked_at, self.texts, ranks)
+        sources = text_passages.interleaved(text_passages.in_walk_order(merged_sources(documents), ranked_at),
+                                            ranked_at, self.texts, ranks)
         yield SearchFinished(session.usage, sources, answer, block, tuple(evidence),
                              route.query_type)
 
@@ -199,14 +224,14 @@ class SearchPipeline(GraphRagPipeline):
         """What every strategy starts from: the entities the question names, and its embedding (the
         pipeline passes the question's `retrieval_text`)."""
         session = session or _Session(str(uuid.uuid4()))
-        names = question_names(question)
-        named = await self._named(session, names)
+        self.grounding = await ground(self.tools, question)
+        session.labels.update({m.entity: m.label for m in self.grounding.matches})
         (vector,) = await self.tools.embed([question])
         return Context(question, vector, route, self.tools, self.search_limits, self._texts_for(session),
-                       session.labels, {}, names, named, self.llm)
+                       session.labels, {}, self.grounding.names, self.grounding.entities, self.llm)
 
     async def _route(self, question: str) -> tuple[router.Route, Usage | None]:
-        rules = router.route_by_rules(question)
+        rules = await asyncio.to_thread(router.route_by_rules, question)  # may read spaCy's model once
         if not self.llm:
             return rules, None
         try:
@@ -220,13 +245,6 @@ class SearchPipeline(GraphRagPipeline):
             return router.Route(rules.query_type, rules.strategies, rules.hops,
                                 f"{rules.method} (the LLM's reply named no query type)"), usage
         return router.plan(chosen, f"LLM ({done.model}) classified it"), usage
-
-    async def _named(self, session, names: Sequence[str]) -> list[str]:
-        """The collection's entities the question names (an entity exists when it has a label)."""
-        wanted = {entity_uri(n): n for n in names}
-        found = await self.tools.labels(list(wanted)) if wanted else {}
-        session.labels.update(found)
-        return [e for e in wanted if e in found]
 
     def _texts_for(self, session) -> Callable[[Sequence[Triple]], Awaitable[list[str]]]:
         async def texts(edges: Sequence[Triple]) -> list[str]:

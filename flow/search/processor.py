@@ -57,8 +57,9 @@ class SearchProcessor(RetrievingProcessor):
         await self.require_collection(flow, req)
         tools = RememberedEmbeddings(self.tools(flow, req))
         reranker = self.cross_encoder or EmbeddingReranker(tools.embed, lambda: tools.embedding_model)
-        overrides = {k: v for k, v in {"top_k": req.top_k, "hops": req.hops, "rrf_k": req.rrf_k}.items()
-                     if v is not None}
+        weights = tuple(sorted(req.fusion_weights.items())) if req.fusion_weights is not None else None
+        overrides = {k: v for k, v in {"top_k": req.top_k, "hops": req.hops, "rrf_k": req.rrf_k,
+                                       "fusion_weights": weights}.items() if v is not None}
         pipeline = SearchPipeline(tools, replace(self.limits, **overrides), reranker=reranker,
                                   cache=self.cache if req.use_cache else None, scope=(req.user, req.collection),
                                   strategies=req.strategies, hyde=req.hyde, global_search=req.global_search,
@@ -95,7 +96,8 @@ def final_fields(done: SearchFinished) -> dict:
         "confidence": Confidence(confidence=block.confidence, evidence_nodes=block.evidence_nodes,
                                  source_density=block.source_density,
                                  retrieval_strategies_used=block.retrieval_strategies_used,
-                                 low_confidence_warning=block.low_confidence_warning) if block else None,
+                                 low_confidence_warning=block.low_confidence_warning,
+                                 warning_reasons=list(block.warning_reasons)) if block else None,
         "evidence": [Evidence(triple=e.triple, text=e.text, score=round(e.score, 4), rrf=round(e.rrf, 5),
                               ranks=e.ranks, sources=e.sources) for e in done.evidence],
     }

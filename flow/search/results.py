@@ -38,7 +38,8 @@ async def synthesis_step(tools, sid: str, focus: str, title: str, done: Synthesi
     uri = prov.step_uri("synthesis", sid)
     return Explain(uri, [*prov.synthesis_triples(uri, focus, document if saved else None, done.usage, done.method),
                          *trace.confidence_triples(uri, block.confidence, block.evidence_nodes, block.source_density,
-                                                   block.retrieval_strategies_used, block.low_confidence_warning)])
+                                                   block.retrieval_strategies_used, block.low_confidence_warning,
+                                                   block.warning_reasons)])
 
 
 class WholeAnswer:

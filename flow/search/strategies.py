@@ -36,6 +36,7 @@ class Limits:
     fetch: int = 30  # candidates each strategy returns
     rerank_pool: int = 40  # fused candidates the reranker rescores
     rrf_k: int = 60
+    fusion_weights: tuple[tuple[str, float], ...] | None = None  # None: router.FUSION_WEIGHTS of the query type
     hops: int | None = None  # None: the router's choice for the query type
     vector_entities: int = 8
     triple_limit: int = 40  # edges read around one node

@@ -30,46 +30,58 @@ def test_main_job_loads_the_corpus_and_traces_facts_to_documents(tmp_path):
     assert re.findall(r"^\s+\[(\w+)\] urn:trustgraph:", documents, re.M) == [
         "question", "grounding", "exploration", "synthesis"]
     assert re.search(r"Chunk: Chunk \d+ → helios-grid", documents)
-    assert '"Helios Grid depends on Corvid Analytics for load forecasting." (helios-grid)' in documents
+    assert re.search(r'"Helios Grid depends on Corvid Analytics for load forecasting\." \(helios-grid, line \d+\)',
+                     documents)
     agent = out.split("Agent: ")[1].split("Global search")[0]
     assert "action: knowledge-query" in agent and re.search(r"\[explain\] urn:trustgraph:agent:\S+/final", agent)
     assert "asking the knowledge graph (tool knowledge-query) the question as it was put." in " ".join(agent.split())
-    assert re.search(r"observation: - Helios Grid depends on Corvid Analytics\. \(\+\d+ more lines\)", agent)
-    # Each answer once, labelled `Answer:`, its offline header on the label's line rather than said again.
+    assert re.search(r"observation: Helios Grid depends on [^\n]*Corvid Analytics[^\n]*\. \(\+\d+ more lines\)", agent)
+    # Each answer once, labelled `Answer:`, its offline label on the label's line rather than said again: the
+    # graph states what Helios Grid depends on, the documents quote the sentence that says it.
     for section in (graph_rag, documents, agent):
-        assert len(re.findall(r"^  Answer: offline \(no LLM configured\), quoting the ", section, re.M)) == 1
+        assert len(re.findall(r"^  Answer: offline \(no LLM configured\)[,:] ", section, re.M)) == 1
+    assert re.search(r"^  Answer: offline \(no LLM configured\): Helios Grid depends on [^\n]*Corvid Analytics",
+                     graph_rag, re.M)
     assert "Offline answer" not in out and "answer:" not in out
     strategic = out.split("Global search (community reports), explained")[1].split("GraphRAG, as of")[0]
-    assert re.search(r"Report: .+\[score [0-9.]+\]\n\s+Reason: offline: similarity .+\n\s+Source: (?:Lines? [\d–]+ → )?"
-                     r"Chunk \d+ → ",
-                     strategic)
-    assert "Answer: offline (no LLM configured), from the community reports" in strategic
-    assert "from the community reports most related to the question" in strategic
+    # A question about risks: the risks computed over the graph's architecture, each traced to its facts.
+    assert re.search(r"Risk #1 \[severity 0\.\d+\] Orbis Cloud is a single point of failure", strategic)
+    assert re.search(r"Edge: .+\n\s+Reason: evidence of risk #1 .+\n\s+Source: (?:Lines? [\d–]+ → )?", strategic)
+    assert "architectural risks computed from the graph's dependencies, owners and records" in strategic
     assert "query type strategic" in strategic
     # One point-in-time answer: the 2024 owner as of 2024-06-01, the 2025 owner today, and the diff.
     then = out.split("GraphRAG, as of 2024-06-01: 'Who owns Skyline?'")[1].split("GraphRAG, today")[0]
     today = out.split("GraphRAG, today: 'Who owns Skyline?'")[1].split("changed since")[0]
-    assert "Answer: As of 2024-06-01:\n    offline (no LLM configured)" in then
-    assert "- Skyline is owned by Forecasting Guild." in then and "Grid Analytics" not in then
-    assert "- Skyline is owned by Grid Analytics team." in today and "is owned by Forecasting Guild" not in today
+    assert "Answer: As of 2024-06-01 (--as-of):\n    offline (no LLM configured)" in then
+    assert "offline (no LLM configured): Skyline is owned by Forecasting Guild." in then and "Grid Analytics" not in then
+    assert "offline (no LLM configured): Skyline is owned by Grid Analytics team." in today
+    assert "is owned by Forecasting Guild" not in today
     assert "Skyline is owned by: Forecasting Guild -> Grid Analytics team" in out
     # The architecture routes on the sample services: a stale CODEOWNERS line, a dependency cycle, the ADRs.
     architecture = out.split("Ownership (GET /api/v1/ownership/Skyline")[1].split("stored explain traces")[0]
-    assert "Forecasting Guild @corvid/forecasting-guild  [CODEOWNERS]  from CODEOWNERS line 9" in architecture
-    assert "Grid Analytics team @corvid/grid-analytics  [is owned by]  from skyline-review-2025 line 5" in architecture
+    assert "Skyline is owned by Grid Analytics team (@corvid/grid-analytics), as its newest source says: " \
+           "skyline-review-2025, line 5, dated 2025-09-15." in " ".join(architecture.split())
+    assert "current  Grid Analytics team @corvid/grid-analytics  [is owned by]  from skyline-review-2025, line 5 " \
+           "(2025-09-15)" in architecture
+    assert "earlier  Forecasting Guild @corvid/forecasting-guild  [is owned by, CODEOWNERS]  from skyline-review-2024, " \
+           "line 5 (2024-03-04; superseded on 2025-09-15 by skyline-review-2025, line 5); CODEOWNERS, line 9 (" \
+           in architecture
+    assert architecture.index("current  Grid Analytics") < architecture.index("earlier  Forecasting Guild")
     assert "! The sources disagree" in architecture
     assert "cycle: Skyline -> Demand Feed -> Storage Gateway -> Skyline" in architecture
     assert re.search(r"decision\s+ADR 0012: Run Skyline in two regions  \(Tomas Brandt, 2025-10-02\)", architecture)
     assert re.search(r"-> ok\n.*\n.*\n\nIntent check .*-> MISMATCH", architecture)
     assert "advisory: The code changes in this PR appear semantically distant" in architecture
     search = architecture.split("Search, explained: 'Who owns Skyline?'")[1]
-    assert re.search(r"Edge: \(CODEOWNERS rule /services/skyline/ \(line 9\), names as code owner, ", search)
-    assert "Source: Line 9 → CODEOWNERS" in search
+    assert re.search(r"Edge: \(Skyline, is owned by, Grid Analytics team\)\n\s+Reason: the graph says who owns[^\n]*\n"
+                     r"\s+Source: Line 5 → Chunk 1 → skyline-review-2025", search)
+    assert "Reason: an earlier owner" in search and "more (tg-show-explain-trace)" in search
     listed = out.split("stored explain traces")[1]
     assert {"GraphRAG", "DocRAG", "Agent", "Global", "Search"} <= set(re.findall(r"^  (\w+)\s+urn:", listed, re.M))
     assert "(part of urn:trustgraph:agent:" in listed
     assert re.search(r"Edge: \(Helios Grid, depends on, Corvid Analytics\)\n\s+Reason: offline selection", out)
-    assert "- Helios Grid depends on Corvid Analytics." in out and "Sources: helios-grid" in out
+    assert "Answer: offline (no LLM configured): Helios Grid depends on Corvid Analytics.\n" in out
+    assert "- Helios Grid depends on Corvid Analytics (helios-grid, line 9)" in out and "Sources: helios-grid" in out
     assert out.rstrip().endswith("done")
     assert "Traceback" not in result.stderr
     again = tg("tg-demo", "--data-dir", str(tmp_path / "data"), timeout=300)

@@ -23,7 +23,7 @@ TG = "https://trustgraph.ai/ns/"
 TOKENS = "alice alice-token\nbob bob-token\n"
 ARCH = {"collection": "arch"}
 FILES = ("CODEOWNERS", "adr-0007-skyline-storage-gateway.md", "adr-0012-skyline-two-regions.md",
-         "postmortem-2024-06-skyline-outage.md", "skyline-review-2025.md")
+         "postmortem-2024-06-skyline-outage.md", "skyline-review-2024.md", "skyline-review-2025.md")
 
 
 async def owned(api: Api, name: str) -> dict:
@@ -59,8 +59,21 @@ async def check_ownership_merges_the_graph_with_codeowners_and_notes_a_discrepan
     (rule,) = [m for m in skyline["codeowners"] if m["pattern"].strip("/") == "services/skyline"]
     assert rule["path"] == "services/skyline/" and rule["path-origin"] == "graph", rule
     assert rule["source"]["document"] == ids["CODEOWNERS"] and rule["source"]["line"] > 1, rule
-    review = [s for o in graph_owners for s in o["sources"]]
-    assert review and all(s["document"] == ids["skyline-review-2025.md"] for s in review), review
+    # The current owner first, dated by its newest source; the owners the 2025 review replaced are history,
+    # their 2024 statements marked superseded by it; CODEOWNERS (undated) is the older side.
+    first = skyline["owners"][0]
+    assert "grid analytics" in first["label"].lower() and first["standing"] == "current", first
+    assert [(s["document"], s["date"]) for s in first["sources"]] == [(ids["skyline-review-2025.md"], "2025-09-15")]
+    current = [o for o in skyline["owners"] if o["standing"] == "current"]
+    assert {s["document"] for o in current for s in o["sources"]} == {ids["skyline-review-2025.md"]}, current
+    guild = by_handle["@corvid/forecasting-guild"]
+    assert (guild["standing"], guild["since"], guild["until"]) == ("earlier", "2024-03-04", "2025-09-15"), guild
+    stated = next(s for s in guild["sources"] if s["kind"] == "graph")
+    assert stated["document"] == ids["skyline-review-2024.md"] and stated["date"] == "2024-03-04", stated
+    assert stated["superseded-by"]["document"] == ids["skyline-review-2025.md"], stated
+    assert all(s["date"] or s["added"] for o in skyline["owners"] for s in o["sources"]), skyline
+    assert skyline["newer"] == "graph" and "The graph is newer" in skyline["discrepancy"], skyline
+    assert skyline["owners"].index(guild) > skyline["owners"].index(first)
 
     # The ADR's "owned by the Platform team" and CODEOWNERS' @corvid/platform-team are one owner seen twice;
     # CODEOWNERS also lists a person the graph does not know as an owner, and the note says so.
@@ -96,6 +109,12 @@ async def check_memory_is_ranked_and_carries_author_and_date(services):
     assert top["source"]["date"] == "2025-10-02" and top["source"]["document"] == ids["adr-0012-skyline-two-regions.md"]
     assert [i["score"] for i in found["items"]] == sorted((i["score"] for i in found["items"]), reverse=True)
     assert "recency" in found["ranking"]
+    # Its why, part by part with the ADR's lines: the context, and the option chosen over the others.
+    parts = {r["part"] for r in top["reasons"]}
+    assert {"context", "option", "consequence"} <= parts, top["reasons"]
+    (chosen,) = [r for r in top["reasons"] if r.get("chosen")]
+    assert "second cloud provider" in chosen["text"] and chosen["line"] > top["reasons"][0]["line"], chosen
+    assert all(r["line"] for r in top["reasons"]), top["reasons"]
 
 
 async def check_intent_check_flags_the_unrelated_change(services):
@@ -121,6 +140,7 @@ async def check_ownership_through_search_is_explained_down_to_the_codeowners_lin
     answer = await alice.request("search", {"query": "Who owns Skyline?", **ARCH})
     assert answer["query_type"] == "ownership" and answer["confidence"]["retrieval_strategies_used"] == ["ownership"]
     assert "@corvid/forecasting-guild" in answer["response"] and "disagree" in answer["response"], answer["response"]
+    assert answer["response"].index("Grid Analytics") < answer["response"].index("Earlier owners: Forecasting Guild")
     why = await alice.request("search", {"query": "Why does Skyline run in two regions?", **ARCH})
     assert why["query_type"] == "memory" and why["confidence"]["retrieval_strategies_used"] == ["memory"]
     assert "ADR 0012: Run Skyline in two regions" in why["response"], why["response"]
@@ -148,8 +168,28 @@ async def test_the_architecture_questions_on_the_sample_corpus(services):
                   check_intent_check_flags_the_unrelated_change,
                   check_another_users_entity_is_not_found,
                   check_ownership_through_search_is_explained_down_to_the_codeowners_line,
+                  check_names_in_any_case_and_unknown_names,
                   check_removing_codeowners_removes_its_rules):
         await check(services)
+
+
+async def check_names_in_any_case_and_unknown_names(services):
+    """A lower-cased question is answered as written with capitals; a name the collection does not know
+    is said to be unknown, with the nearest entities, by search and by the ownership route."""
+    alice, _bob, _ids = services
+    cased = await alice.request("search", {"query": "Who owns Skyline?", **ARCH})
+    for question in ("who owns skyline?", "WHO OWNS SKYLINE?", "who owns the skyline service?"):
+        lower = await alice.request("search", {"query": question, **ARCH})
+        assert lower["query_type"] == cased["query_type"] == "ownership", lower
+        assert lower["confidence"]["retrieval_strategies_used"] == ["ownership"], lower
+        assert lower["response"] == cased["response"], (question, lower["response"])
+    unknown = await alice.request("search", {"query": "Who owns Quasar?", **ARCH})
+    assert unknown["response"].startswith("No entity named Quasar in this collection; nearest: "), unknown["response"]
+    assert unknown["evidence"] == [] and unknown["confidence"]["low_confidence_warning"]
+    assert unknown["confidence"]["confidence"] == 0 and unknown["confidence"]["warning_reasons"]
+    with pytest.raises(RemoteError, match="nearest: "):
+        await alice.get("ownership/Quasar", ARCH)
+    assert (await owned(alice, "skyline"))["owners"] == (await owned(alice, "Skyline"))["owners"]
 
 
 async def check_removing_codeowners_removes_its_rules(services):

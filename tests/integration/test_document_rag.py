@@ -10,7 +10,7 @@ import re
 import pytest
 
 from tracegraph.base.bus.rabbitmq import RabbitMQBackend
-from tracegraph.flow.document_rag.excerpts import OFFLINE_HEADER
+from tracegraph.base.retrieval.offline_answer import SPAN_HEADER
 from tracegraph.flow.document_rag.pipeline import NOTHING_FOUND
 
 from support.ingest import CORPUS, ingest_stack, load_and_wait
@@ -141,9 +141,9 @@ async def test_offline_answer_empty_collection_and_explain_off(tmp_path):
         assert [kind(m) for m in events] == [("explain", "question"), ("explain", "grounding"),
                                              ("explain", "exploration"), ("explain", "synthesis"), ("chunk", "final")]
         answer = events[-1]["response"]
-        assert answer.startswith(OFFLINE_HEADER + "\n")
+        assert answer.startswith(SPAN_HEADER + "\n")  # the sentence that answers, with its document and line
         assert answer.splitlines()[1] == \
-            '- "Helios Grid depends on Corvid Analytics for load forecasting." (helios-grid)'
+            '"Helios Grid depends on Corvid Analytics for load forecasting." (helios-grid, line 9)'
         assert "in_token" not in events[-1] and events[-1]["sources"]
         assert objects(events[3], RDFS_COMMENT)[0].startswith("offline (no LLM configured)")
 
@@ -197,7 +197,7 @@ def test_cli_prints_the_explained_answer(tmp_path):
         steps = [m.group(1) for m in re.finditer(r"^\[(\w+)\] urn:trustgraph:docrag:", out, re.M)]
         assert steps == ["question", "grounding", "exploration", "synthesis"]
         assert f"Query: {QUESTION}" in out
-        assert OFFLINE_HEADER in out and "Helios Grid depends on Corvid Analytics for load forecasting." in out
+        assert SPAN_HEADER in out and "Helios Grid depends on Corvid Analytics for load forecasting." in out
         assert "Sources:\n  helios-grid" in out
         empty = tg("tg-invoke-document-rag", "-u", url, "-q", "  ")
         assert empty.returncode == 1 and "empty question" in empty.stderr

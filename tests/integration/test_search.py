@@ -60,7 +60,8 @@ async def test_rest_search_answers_with_confidence_and_evidence(stack):
     block = reply["confidence"]
     assert 0 < block["confidence"] <= 1 and block["source_density"] >= 1
     assert set(block) == {"confidence", "evidence_nodes", "source_density", "retrieval_strategies_used",
-                          "low_confidence_warning"}
+                          "low_confidence_warning", "warning_reasons"}
+    assert block["low_confidence_warning"] == (block["confidence"] < 0.3) == bool(block["warning_reasons"])
     assert entity_uri("Helios Grid") in block["evidence_nodes"]
     assert {"graph", "bm25", "vector"} <= set(block["retrieval_strategies_used"])
     texts = [e["text"] for e in reply["evidence"]]

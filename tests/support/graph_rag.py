@@ -88,6 +88,9 @@ class StoreTools:
     async def keyword_chunks(self, text: str, limit: int) -> list[RetrievedChunk]:
         return []
 
+    async def keyword(self, text: str, limit: int) -> list:
+        return []  # no keyword index over this graph's facts
+
     async def sparql(self, query: str, *, limit: int, timeout: float) -> SparqlQueryResponse:
         result = await self.store.query(REF, query, limit=limit, timeout=timeout)
         return SparqlQueryResponse(kind=result.kind, variables=list(result.variables),

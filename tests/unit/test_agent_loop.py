@@ -230,8 +230,12 @@ async def test_a_failing_llm_fails_the_request_after_closing_the_question():
     assert values(closing, RDFS.comment) == ["failed: llm-error: endpoint down"]
 
 
+RELATION_ANSWER = ("Offline answer (no LLM configured): Helios Grid depends on Corvid Analytics.\n"
+                   "Supporting facts:\n- Helios Grid depends on Corvid Analytics (helios-grid, line 3)")
+
+
 async def test_offline_the_knowledge_graph_answers():
-    services = FakeServices(None, graph=retrieval("Offline answer (no LLM configured), quoting: Helios depends on Corvid."))
+    services = FakeServices(None, graph=retrieval(RELATION_ANSWER))
     events = await run(services)
     assert [type(r).__name__ for r in services.requests] == ["GraphRagRequest"]
     assert [shape(e) for e in events] == [
@@ -239,7 +243,7 @@ async def test_offline_the_knowledge_graph_answers():
         "answer", "explain final", "finished"]
     assert said(events, "thought")[0].startswith(f"{OFFLINE_NOTE}: there is no model to plan with, so asking the "
                                                  "knowledge graph (tool knowledge-query)")
-    assert said(events, "answer") == ["Offline answer (no LLM configured), quoting: Helios depends on Corvid."]
+    assert said(events, "answer") == [RELATION_ANSWER]
     analysis = explained(events, "urn:trustgraph:agent:s1/i1")
     assert values(analysis, RDFS.comment) == [OFFLINE_NOTE] and not values(analysis, TG.llmDurationMs)
     conclusion = explained(events, "urn:trustgraph:agent:s1/final")
@@ -247,9 +251,11 @@ async def test_offline_the_knowledge_graph_answers():
 
 
 NO_FACTS = "Offline answer (no LLM configured): the knowledge graph holds no facts related to the question."
-GRAPH_HEADER = "Offline answer (no LLM configured), quoting the knowledge graph's facts most related to the question:"
-DOCS_ANSWER = ("Offline answer (no LLM configured), quoting the documents most related to the question:\n"
-               '- "Helios Grid depends on Corvid Analytics for load forecasting." (helios-grid)')
+GRAPH_HEADER = ("Offline answer (no LLM configured): no fact or passage sentence states what the question asks; "
+                "the facts nearest it:")
+SPAN_HEADER = "Offline answer (no LLM configured), the sentence of the best passages that best answers the question:"
+DOCS_ANSWER = f'{SPAN_HEADER}\n"Helios Grid depends on Corvid Analytics for load forecasting." (helios-grid)'
+NOT_STATED = "it does not state what the question asks: 'depend on' for Helios Grid"
 LOW = "the tool reported low confidence (confidence 0.21, with a low-confidence warning)"
 
 
@@ -258,9 +264,15 @@ LOW = "the tool reported low confidence (confidence 0.21, with a low-confidence 
     (retrieval(NO_FACTS), f"it has no evidence: it says “{NO_FACTS}”"),
     (retrieval(NO_FACTS, found=False), f"it has no evidence: it says “{NO_FACTS}”"),
     (retrieval("", found=False), "it has no evidence: the tool returned no text"),
-    (retrieval(f"{GRAPH_HEADER}\n- Tarn Holdings is headquartered in Port Sable."),
-     "it shares none of the question's content words (Helios, Grid, depend)"),
-], ids=["says-no-facts", "no-evidence", "no-text", "unrelated-facts"])
+    (retrieval(f"{GRAPH_HEADER}\n- Tarn Holdings is headquartered in Port Sable."), NOT_STATED),
+    # It names Helios Grid and shares the question's words, but states nothing it depends on: the old check
+    # (one content word in common) let the agent stop here.
+    (retrieval(f'{SPAN_HEADER}\n"Helios Grid is a regional energy operator in Northern Vale." (helios-grid)'),
+     NOT_STATED),
+    (retrieval("Offline answer (no LLM configured): Meridian Dam depends on Sable Water.\nSupporting facts:"),
+     NOT_STATED),
+], ids=["says-no-facts", "no-evidence", "no-text", "unrelated-facts", "names-the-entity-only",
+        "the-relation-of-another-entity"])
 async def test_offline_a_weak_graph_answer_sends_the_agent_to_the_documents(graph, weak):
     services = FakeServices(None, graph=graph, documents=retrieval(DOCS_ANSWER, kind=DocumentRagResponse, sid="doc"))
     events = await run(services)
@@ -291,18 +303,21 @@ async def test_offline_a_weak_graph_answer_sends_the_agent_to_the_documents(grap
 
 
 async def test_offline_a_low_confidence_graph_answer_is_quoted_beside_the_documents_labelled():
-    graph = f"{GRAPH_HEADER}\n- Helios Grid depends on Corvid Analytics.\n- Helios Grid buys power from Meridian Dam."
+    graph = ("Offline answer (no LLM configured): Helios Grid depends on Corvid Analytics and Meridian Dam.\n"
+             "Supporting facts:\n- Helios Grid depends on Corvid Analytics.\n- Helios Grid depends on Meridian Dam.")
     services = FakeServices(None, graph=retrieval(graph, confidence=("0.21", "true")),
                             documents=retrieval(DOCS_ANSWER, kind=DocumentRagResponse, sid="doc"))
     events = await run(services)
     assert f"the graph's answer was weak: {LOW}; so asking the documents" in said(events, "thought")[1]
-    # The graph's first fact is in the documents' sentence, so it is quoted once, not twice.
+    # The graph's first supporting fact is in the documents' sentence, so it is quoted once, not twice.
     assert said(events, "answer") == [
         "Offline answer (no LLM configured), quoting the documents and the knowledge graph:\n"
         "From the documents:\n"
-        '- "Helios Grid depends on Corvid Analytics for load forecasting." (helios-grid)\n'
+        '"Helios Grid depends on Corvid Analytics for load forecasting." (helios-grid)\n'
         f"From the knowledge graph — weak: {LOW}:\n"
-        "- Helios Grid buys power from Meridian Dam."]
+        "Helios Grid depends on Corvid Analytics and Meridian Dam.\n"
+        "Supporting facts:\n"
+        "- Helios Grid depends on Meridian Dam."]
 
 
 async def test_a_confidence_block_on_the_final_message_is_read_as_low_confidence():
@@ -334,7 +349,7 @@ async def test_offline_when_both_answers_are_weak_the_closest_is_quoted_and_said
     unrelated = f"{GRAPH_HEADER}\n- Tarn Holdings is headquartered in Port Sable."
     documents = retrieval('Offline answer (no LLM configured), quoting the documents most related to the question:\n'
                           '- "Orbis Systems is owned by Tarn Holdings." (orbis-systems)', kind=DocumentRagResponse)
-    words = "it shares none of the question's content words (Helios, Grid, depend)"
+    words = NOT_STATED
     events = await run(FakeServices(None, graph=retrieval(unrelated), documents=documents))
     assert said(events, "answer") == [
         "Offline answer (no LLM configured): neither the knowledge graph nor the documents gave a strong answer, so "

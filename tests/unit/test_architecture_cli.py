@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 import tracegraph.cli.architecture
+import tracegraph.cli.architecture_text
 from aiohttp import web
 from tracegraph.base.architecture.intent import ADVISORY
 from tracegraph.cli.architecture import (
@@ -35,6 +36,7 @@ from tracegraph.schemas.architecture import (
     MemoryResponse,
     Owner,
     OwnershipResponse,
+    Reason,
     SentenceMatch,
     Source,
 )
@@ -95,40 +97,65 @@ async def command(main: Callable[[list[str]], int], gateway: Gateway, *args: str
     return await asyncio.to_thread(main, ["-u", gateway.url, *args])
 
 
-def test_doctests():
-    result = doctest.testmod(tracegraph.cli.architecture)
+@pytest.mark.parametrize("module", [tracegraph.cli.architecture, tracegraph.cli.architecture_text])
+def test_doctests(module):
+    result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0
 
 
 # --- tg-show-ownership ----------------------------------------------------------------------------
 
+REVIEW_2024 = Source(document="urn:doc:r24", title="review-2024.md", line=5, date="2024-03-04", added="2026-11-27",
+                     superseded_by=CATALOG.model_copy(update={"date": "2025-09-15"}), kind="graph")
 OWNERSHIP = answer(operation="ownership", entity=E + "skyline", label="Skyline", ownership=OwnershipResponse(
     owners=[Owner(entity=E + "payments-team", label="Payments Team", kind="team", handles=["@acme/payments-team"],
-                  relations=["is owned by"], origins=["graph"], sources=[CATALOG]),
+                  relations=["is owned by"], origins=["graph"], since="2025-09-15",
+                  sources=[CATALOG.model_copy(update={"date": "2025-09-15"})]),
             Owner(entity=E + "platform", label="@acme/platform", kind="team", handles=["@acme/platform"],
-                  relations=["CODEOWNERS"], origins=["codeowners"], sources=[CODEOWNERS, CODEOWNERS])],
+                  relations=["is owned by", "CODEOWNERS"], origins=["graph", "codeowners"], standing="earlier",
+                  since="2024-03-04", until="2025-09-15",
+                  sources=[REVIEW_2024, CODEOWNERS.model_copy(update={"added": "2026-11-27"})])],
     codeowners=[CodeOwnersMatch(path="services/skyline/", path_origin="graph", pattern="/services/skyline/",
                                 owners=["@acme/platform"], source=CODEOWNERS)],
-    discrepancy="The graph names Payments Team; CODEOWNERS names @acme/platform for services/skyline/.",
-    agreement="disagree"))
+    discrepancy="The graph names Payments Team; CODEOWNERS names @acme/platform for services/skyline/. The graph is "
+                "newer: CODEOWNERS still names @acme/platform, whom Service catalog replaced on 2025-09-15.",
+    agreement="disagree", newer="graph"))
 
 
-async def test_ownership_prints_owners_rules_and_the_discrepancy(gateway, capsys):
+async def test_ownership_prints_the_current_owner_first_and_the_earlier_one_as_history(gateway, capsys):
     assert await command(main_ownership, gateway, "Skyline", "--flow", "prod", "-C", "platform",
                          reply=(200, OWNERSHIP)) == 0
     assert gateway.asked == [("GET", "/api/v1/ownership/Skyline", {"flow": "prod", "collection": "platform"}, None)]
     assert capsys.readouterr().out.splitlines() == [
-        "Owners of Skyline (the graph and CODEOWNERS disagree):",
-        "  Payments Team  team  @acme/payments-team",
+        "Skyline is owned by Payments Team (@acme/payments-team), as its newest source says: Service catalog, "
+        "line 12, dated 2025-09-15.",
+        "Current owners (the graph and CODEOWNERS disagree; the graph is newer):",
+        "  Payments Team  team  @acme/payments-team  since 2025-09-15",
         "    how: is owned by",
-        "    sources: Service catalog, line 12",
-        "  @acme/platform  team  @acme/platform",
-        "    how: CODEOWNERS",
-        "    sources: CODEOWNERS, line 4",
+        "    sources: Service catalog, line 12 (2025-09-15)",
+        "Earlier owners:",
+        "  @acme/platform  team  @acme/platform  2024-03-04 – 2025-09-15",
+        "    how: is owned by, CODEOWNERS",
+        "    sources: review-2024.md, line 5 (2024-03-04; superseded on 2025-09-15 by Service catalog, line 12); "
+        "CODEOWNERS, line 4 (undated; added 2026-11-27)",
         "CODEOWNERS:",
         "  services/skyline/ → /services/skyline/  @acme/platform  CODEOWNERS:4  (its code path in the graph)",
-        "Discrepancy: The graph names Payments Team; CODEOWNERS names @acme/platform for services/skyline/.",
+        "Discrepancy: The graph names Payments Team; CODEOWNERS names @acme/platform for services/skyline/. The graph "
+        "is newer: CODEOWNERS still names @acme/platform, whom Service catalog replaced on 2025-09-15.",
     ]
+
+
+async def test_an_undated_answer_prints_its_owners_as_equals(gateway, capsys):
+    """A reply without dates or standings (an older service) still prints every owner, as current."""
+    reply = answer(operation="ownership", label="Skyline", ownership=OwnershipResponse(
+        owners=[Owner(entity=E + "a", label="A team", relations=["is owned by"], sources=[CATALOG]),
+                Owner(entity=E + "b", label="B team", relations=["CODEOWNERS"], sources=[CODEOWNERS])],
+        agreement="disagree"))
+    assert await command(main_ownership, gateway, "Skyline", reply=(200, reply)) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:2] == ["Skyline is owned by A team, as Service catalog, line 12 says.",
+                         "Current owners (the graph and CODEOWNERS disagree):"]
+    assert "  B team  unknown" in lines and "Earlier owners:" not in lines
 
 
 async def test_a_name_is_one_path_segment_and_json_is_the_reply_as_it_came(gateway, capsys):
@@ -238,6 +265,37 @@ async def test_memory_prints_ranked_items_with_their_text_wrapped(gateway, capsy
                           "    affected · score 0.50 · urn:doc:pm-3"]
 
 
+async def test_memory_prints_the_why_of_a_decision_with_its_lines(gateway, capsys):
+    decision = MemoryItem(
+        node="urn:trustgraph:memory:adr-31", kind="decision", title="ADR 0031: Use Kafka for Ledger events",
+        relation="why", score=0.7, source=ADR.model_copy(update={"last_line": 26}), text="Chosen option: Kafka.",
+        why="Consumers fall behind at month end.", reasons=[
+            Reason(part="context", text="Consumers fall behind at month end.", line=9, last_line=10),
+            Reason(part="driver", text="Replay of a day of events", line=14),
+            Reason(part="option", text="RabbitMQ - simple, but no replay", line=20),
+            Reason(part="option", text="Kafka - partitions keep per-account order", line=19, chosen=True),
+            Reason(part="consequence", text="The Ledger team runs a Kafka cluster.", line=30)])
+    told = MemoryItem(node="urn:trustgraph:memory:pm-4", kind="failure-pattern", title="Ledger outage",
+                      relation="affected", score=0.4, source=Source(document="urn:doc:pm-4"), why="A full disk.")
+    reply = answer(operation="memory", label="Ledger", memory=MemoryResponse(items=[decision, told]))
+    assert await command(main_memory, gateway, "Ledger", reply=(200, reply)) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "Memory about Ledger:",
+        " 1. decision: ADR 0031: Use Kafka for Ledger events",
+        "    2024-03-01 · alice · why · score 0.70 · ADR-012 Event sourcing, lines 3–26",
+        "    Chosen option: Kafka.",
+        "    Context (lines 9–10): Consumers fall behind at month end.",
+        "    Decision drivers (line 14): Replay of a day of events",
+        "    Options considered:",
+        "      chosen (line 19): Kafka - partitions keep per-account order",
+        "      not chosen (line 20): RabbitMQ - simple, but no replay",
+        "    Consequences (line 30): The Ledger team runs a Kafka cluster.",
+        " 2. failure-pattern: Ledger outage",
+        "    affected · score 0.40 · urn:doc:pm-4",
+        "    Root cause: A full disk.",
+    ]
+
+
 # --- tg-intent-check ------------------------------------------------------------------------------
 
 
@@ -308,3 +366,28 @@ def test_stdin_is_read_once_at_most(capsys):
     with pytest.raises(SystemExit) as exit:
         main_intent(["--change-file", "-", "--work-item-file", "-"])
     assert exit.value.code == 2 and "only one of --change-file and --work-item-file" in capsys.readouterr().err
+
+
+# --- --as-of on the entity commands -----------------------------------------------------------------
+
+@pytest.mark.parametrize("main, operation", [(main_ownership, "ownership"), (main_dependencies, "dependencies"),
+                                             (main_memory, "memory")])
+async def test_as_of_asks_for_the_date_and_the_answer_says_it_stands_there(gateway, capsys, main, operation):
+    reply = answer(operation=operation, entity=E + "skyline", label="Skyline", **{"as-of": "2024-06-01T00:00:00Z"})
+    assert await command(main, gateway, "Skyline", "--as-of", "2024-06-01", reply=(200, reply)) == 0
+    assert gateway.asked[0][2] == {"flow": "default", "collection": "default", "as-of": "2024-06-01"}
+    assert capsys.readouterr().out.splitlines()[0] == "As of 2024-06-01 (--as-of):"
+
+
+async def test_as_of_without_history_notes_it_on_stderr(gateway, capsys):
+    reply = answer(operation="memory", entity=E + "skyline", label="Skyline", notes=["this collection keeps no history"])
+    assert await command(main_memory, gateway, "Skyline", "--as-of", "2024-06-01", reply=(200, reply)) == 0
+    captured = capsys.readouterr()
+    assert captured.err == "note: this collection keeps no history\n" and not captured.out.startswith("As of")
+
+
+async def test_a_bad_as_of_is_one_line_naming_the_option_and_exit_1(gateway, capsys):
+    message = "as-of: 'soon' is not a date; use YYYY-MM-DD, YYYY-MM or an ISO 8601 date-time"
+    assert await command(main_dependencies, gateway, "Skyline", "--as-of", "soon",
+                         reply=(400, refusal("bad-request", message))) == 1
+    assert capsys.readouterr().err == f"tg-show-dependencies: error: bad-request: {message}\n"

@@ -146,3 +146,17 @@ def test_the_openapi_document_describes_the_architecture_routes():
     assert (depth["minimum"], depth["maximum"]) == (1, 3)
     assert "RSN-09" in paths["/api/v1/intent-check"]["post"]["summary"]
 
+
+
+async def test_every_entity_route_takes_as_of_and_refuses_a_bad_date_with_a_400(tmp_path):
+    async with gateway(tmp_path) as (url, stand_ins):
+        stand_in = stand_ins["architecture"]
+        for path in ROUTES:
+            joined = path + ("&" if "?" in path else "?")
+            status, body = await call(url, "GET", joined + "as-of=2024-06", "alice-token")
+            assert status == 200, (path, body)
+            assert stand_in.requests[-1].as_of == "2024-06-01T00:00:00Z"
+            status, body = await call(url, "GET", joined + "as-of=soon", "alice-token")
+            assert status == 400 and body["error"]["message"] == (
+                "as-of: 'soon' is not a date; use YYYY-MM-DD, YYYY-MM or an ISO 8601 date-time"), body
+        assert len(stand_in.requests) == len(ROUTES)

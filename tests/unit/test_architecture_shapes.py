@@ -48,6 +48,10 @@ def architecture() -> list[Triple]:
         *memory(DECISION, TG.Decision, "Run Skyline in two regions", why=SKYLINE),
         t(DECISION, TG.decisionStatus, literal("accepted")), t(DECISION, TG.rationale, literal("the June 2024 outage")),
         t(DECISION, TG.consequence, literal("a standby region")),
+        t(DECISION, TG.decisionDriver, literal("survive the loss of one data centre")),
+        t(DECISION, TG.consideredOption, literal("A second region on the Orbis Cloud: the cheapest")),
+        t(DECISION, TG.consideredOption, literal("A standby region on a second cloud provider: chosen.")),
+        t(DECISION, TG.chosenOption, literal("A standby region on a second cloud provider: chosen.")),
         *memory(FAILURE, TG.FailurePattern, "Skyline forecast outage", affected=SKYLINE, causedBy=ORBIS),
         t(FAILURE, TG.rootCause, literal("a cooling failure")), t(FAILURE, TG.impact, literal("no forecasts")),
         t(FAILURE, TG.actionItem, literal("add a standby region")), t(FAILURE, TG.actionItem, literal("drill it")),
@@ -153,6 +157,14 @@ DAMAGE: dict[str, tuple[Damage, tuple[str, ...]]] = {
         (f"<{DECISION}>", "tg:decisionStatus", "accepted, proposed, superseded, deprecated or rejected", '"approved"')),
     "decision with two statuses": (
         lambda g: added(g, DECISION, TG.decisionStatus, literal("superseded")), (f"<{DECISION}>", "tg:decisionStatus")),
+    "decision choosing an option it did not consider": (
+        lambda g: replaced(g, DECISION, TG.chosenOption, literal("A third cloud")),
+        (f"<{DECISION}>", "one of its tg:consideredOption values")),
+    "decision with two chosen options": (
+        lambda g: added(g, DECISION, TG.chosenOption, literal("A second region on the Orbis Cloud: the cheapest")),
+        (f"<{DECISION}>", "at most one tg:chosenOption")),
+    "decision option given as an IRI": (
+        lambda g: added(g, DECISION, TG.consideredOption, iri(NIMBUS)), (f"<{DECISION}>", "options and drivers")),
     "policy exception without its policy": (
         lambda g: without(g, EXCEPTION, TG.policy), (f"<{EXCEPTION}>", "tg:policy", "names the policy")),
     "source line without a line number": (

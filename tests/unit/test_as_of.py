@@ -54,7 +54,7 @@ async def test_as_of_a_date_between_the_two_the_walk_sees_the_old_owner(tmp_path
         explains, done = await graph_rag(tools, as_of=BETWEEN)
     edges = selected_edges(explains["focus"])
     assert ALPHA in edges and LEDGER in edges and BETA not in edges
-    assert done.answer.startswith("As of 2024-06-01:\n")
+    assert done.answer.startswith("As of 2024-06-01 (--as-of):\n")
     assert "Team Alpha" in done.answer and "Team Beta" not in done.answer
     question = explains["question"]
     [as_of] = objects(question, question.uri, TG.asOf)
@@ -82,7 +82,7 @@ async def test_as_of_a_date_before_any_record_finds_nothing(tmp_path, embedder):
     async with dated_tools(tmp_path, embedder) as tools:
         explains, done = await graph_rag(tools, as_of="2000-01-01T00:00:00Z")
     assert selected_edges(explains["focus"]) == []
-    assert done.answer.startswith("As of 2000-01-01:\nOffline answer")
+    assert done.answer.startswith("As of 2000-01-01 (--as-of):\nOffline answer")
     assert TG.NothingFound.iri in [o.iri for o in objects(explains["focus"], explains["focus"].uri, RDF.type)]
 
 
@@ -99,13 +99,15 @@ async def test_without_history_the_answer_says_it_could_not_go_back(tmp_path, em
 # ---------------------------------------------------------------- search: keyword hits and the walk
 
 async def test_search_as_of_keeps_the_facts_that_held_then(tmp_path, embedder):
+    # The hybrid strategies, named (unnamed, the ownership records answer: test_as_of_in_words.py).
     async with dated_tools(tmp_path, embedder) as tools:
         pipeline = SearchPipeline(tools, SearchLimits(), reranker=EmbeddingReranker(tools.embed),
-                                  scope=("default", "dated"), as_of=BETWEEN)
+                                  scope=("default", "dated"), as_of=BETWEEN,
+                                  strategies=["graph", "ppr", "sparql", "bm25", "vector"])
         steps = [s async for s in pipeline.run(QUESTION)]
     evidence = [e.triple for e in steps[-1].evidence]
     assert ALPHA in evidence and BETA not in evidence  # BM25 found Beta in the current index: left out
-    assert steps[-1].answer.startswith("As of 2024-06-01:")
+    assert steps[-1].answer.startswith("As of 2024-06-01 (--as-of):")
 
 
 # ---------------------------------------------------------------- Document RAG: passages
@@ -116,7 +118,7 @@ async def test_document_rag_as_of_leaves_out_documents_dated_later(tmp_path, emb
     exploration = next(s for s in steps if isinstance(s, Explain) and s.uri.endswith("/exploration"))
     chunks = [o.iri for o in objects(exploration, exploration.uri, TG.selectedChunk)]
     assert chunks == [OLD_CHUNK]
-    assert steps[-1].answer.startswith("As of 2024-06-01:\n") and "Team Beta" not in steps[-1].answer
+    assert steps[-1].answer.startswith("As of 2024-06-01 (--as-of):\n") and "Team Beta" not in steps[-1].answer
 
 
 async def test_graph_rag_as_of_reads_passages_and_their_facts_as_they_held(tmp_path, embedder):

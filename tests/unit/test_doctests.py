@@ -39,6 +39,7 @@ import tracegraph.base.extraction.names
 import tracegraph.base.extraction.vocabulary
 import tracegraph.base.temporal.dates
 import tracegraph.cli.architecture
+import tracegraph.flow.graph_rag.text_passages
 
 
 @pytest.mark.parametrize("module", [tracegraph.flow.search.architecture_answers, tracegraph.base.architecture.code_paths, tracegraph.base.architecture.codeowners,
@@ -57,7 +58,7 @@ import tracegraph.cli.architecture
                                     tracegraph.base.retrieval.global_map, tracegraph.base.stores.keyword,
                                     tracegraph.base.retrieval.distinct_lines, tracegraph.base.extraction.names,
                                     tracegraph.base.extraction.vocabulary, tracegraph.base.temporal.dates,
-                                    tracegraph.cli.architecture])
+                                    tracegraph.cli.architecture, tracegraph.flow.graph_rag.text_passages])
 def test_doctests(module):
     result = doctest.testmod(module)
     assert result.attempted > 0 and result.failed == 0

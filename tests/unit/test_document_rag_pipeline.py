@@ -104,10 +104,15 @@ async def test_offline_answer_quotes_the_nearest_sentences_and_is_explained(stor
     assert all(t.g == "urn:graph:retrieval" for s in steps[:4] for t in s.triples)
 
     answer = finished.answer
-    assert answer.startswith("Offline answer (no LLM configured), quoting the documents most related to the question:")
-    first_quote = answer.splitlines()[1]
-    assert first_quote == ('- "Helios Grid depends on Corvid Analytics for load forecasting." '
-                           '(Helios Grid annual report)')
+    # The sentence that answers, quoted with its source; then the best sentence of another passage that
+    # speaks of the same things ("Droughts affect both." speaks of nothing the question or answer does).
+    assert answer == (
+        "Offline answer (no LLM configured), the sentence of the best passages that best answers the question:\n"
+        '"Helios Grid depends on Corvid Analytics for load forecasting." (Helios Grid annual report)\n'
+        "Also from the best passages:\n"
+        '- "Mara Lindqvist is the chief executive of Helios Grid." (Helios Grid annual report)')
+    assert values(synthesis, RDFS.comment) == [
+        "offline (no LLM configured): quoted the passage sentence that best answers the question"]
     assert "ning office" not in answer and "She joined in" not in answer, "cut-off sentence pieces are not quoted"
     assert values(synthesis, TG.content) == [answer]
     [document] = values(synthesis, TG.document)

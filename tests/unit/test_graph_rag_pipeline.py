@@ -60,8 +60,14 @@ async def test_offline_session_explains_each_step_and_finds_the_source(store, em
     assert not any(t.p in (TG.inToken, TG.outToken, TG.llmModel) for e in explains for t in e.triples)
     assert values(synthesis, PROV.wasDerivedFrom) == [focus.uri]
     [finished] = [s for s in steps if isinstance(s, Finished)]
-    assert finished.answer.startswith("Offline answer (no LLM configured)")
-    assert "Helios Grid depends on Corvid Analytics" in finished.answer
+    # A question about a relation is answered by stating the relation's objects for the asked entity, then
+    # the facts it rests on with their sources; the other selected facts stay in the Focus step.
+    assert finished.answer == ("Offline answer (no LLM configured): Helios Grid depends on Corvid Analytics.\n"
+                               "Supporting facts:\n"
+                               "- Helios Grid depends on Corvid Analytics (Helios Grid annual report)")
+    assert values(synthesis, RDFS.comment) == [
+        "offline (no LLM configured): the question asks 'depend on' about Helios Grid (as its subject); "
+        "stated 'depend on' for Helios Grid from 1 selected fact(s)"]
     assert finished.sources == [(DOC, "Helios Grid annual report")]
 
 
@@ -118,7 +124,7 @@ async def test_a_collection_without_a_graph_gets_an_honest_empty_answer(tmp_path
     empty = OxigraphTripleStore(tmp_path / "empty")
     steps = await run(StoreTools(empty, embedder))
     await empty.aclose()
-    assert "holds no facts related to the question" in steps[-1].answer
+    assert steps[-1].answer == "No entity named Helios Grid in this collection."  # and nothing near it
     exploration = next(s for s in steps if isinstance(s, Explain) and ":exploration:" in s.uri)
     assert values(exploration, TG.edgeCount) == ["0"]
 
@@ -204,8 +210,11 @@ async def test_a_ranked_passage_with_no_fact_is_read_as_text_quoted_and_traced(s
     chosen = {t.p: getattr(t.o, "iri", None) or t.o.value for t in focus.triples if t.s.iri == selection}
     assert chosen[TG.chunk] == TABLE_CHUNK and "read as text" in chosen[TG.reasoning]
     finished = steps[-1]
-    assert "From passages the graph holds no fact of:" in finished.answer
-    assert '"The Meridian Dam holds 4.2 gigalitres of water." (Reservoirs)' in finished.answer
+    # The question asks no relation of a named entity, so the answer is the passage sentence that answers
+    # it (it names a quantity, what "how much" asks for), quoted with its document and line.
+    assert finished.answer.splitlines()[:2] == [
+        "Offline answer (no LLM configured), the sentence of the best passages that best answers the question:",
+        '"The Meridian Dam holds 4.2 gigalitres of water." (Reservoirs, line 5)']
     assert (TABLE_DOC, "Reservoirs") in finished.sources
 
     # With an LLM, the passage's text is in the synthesis prompt beside the facts.

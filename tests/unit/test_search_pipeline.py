@@ -142,7 +142,7 @@ async def test_an_empty_collection_gets_an_answer_with_zero_confidence(stores, e
     explains, done = await ask(stores, embedder, "What does Helios Grid depend on?",
                                ref=CollectionRef("default", "nothing-here"))
     assert done.evidence == () and done.confidence.confidence == 0 and done.confidence.low_confidence_warning
-    assert "no facts" in done.answer
+    assert done.answer == "No entity named Helios Grid in this collection."  # nothing is near it either
     assert values(explains["synthesis"], TG.sourceDensity) == ["0"]
 
 

@@ -112,9 +112,10 @@ async def test_the_history_costs_at_most_one_query_per_answer(tmp_path, embedder
         assert await cost(GraphRagPipeline(tools, Limits())) == per_answer
         assert await cost(DocumentRagPipeline(tools, DocumentRagLimits())) == per_answer
         # The hybrid strategies (named: an ownership question would otherwise be answered from the ownership
-        # records, which read the current graph and cost no history query at all).
+        # records, which cost their own few history queries, whatever the graph's size).
         search = SearchPipeline(tools, SearchLimits(), reranker=EmbeddingReranker(tools.embed), scope=("d", "d"),
                                 strategies=("graph", "ppr", "sparql", "bm25", "vector"))
         assert await cost(search) == per_answer
         records = SearchPipeline(tools, SearchLimits(), reranker=EmbeddingReranker(tools.embed), scope=("d", "d"))
-        assert await cost(records) == 0
+        # The ownership records read the owner history (earlier owners, document dates): a fixed few queries.
+        assert await cost(records) <= 3
