@@ -12,6 +12,7 @@ from tracegraph.base.bus import codec
 from tracegraph.base.bus.protocol import Backend, Delivery
 from tracegraph.base.bus.topic import SERVICE_SUBSCRIPTION, Topic
 from tracegraph.base.client import FINAL, FINAL_ONLY, RequestClient
+from tracegraph.base.error_text import public_message
 from tracegraph.base.errors import (
     TRANSIENT_ERROR_TYPES, ConfigError, DecodeError, RemoteError, ServiceUnavailable, TraceGraphError,
     TransientError, is_transient,
@@ -220,7 +221,7 @@ class Runner:
         log.error("%s: giving up on %r after %d attempts: %s", self.processor.name, self.spec.name,
                   delivery.attempt, exc)
         self.processor.stats.failed += 1
-        error = f"after {delivery.attempt} attempts: {exc}"
+        error = f"after {delivery.attempt} attempts: {public_message('gave-up', exc)}"  # the log has the detail
         await self.refuse(delivery, Error(type="gave-up", message=error))
         await self.processor.gave_up(self.spec, message, self.flow, error)
 
@@ -234,7 +235,7 @@ class Runner:
         # caller may retry (and the gateway answers with 503).
         relayed = exc.type if isinstance(exc, RemoteError) and exc.type in TRANSIENT_ERROR_TYPES else None
         kind = getattr(exc, "error_type", None) or relayed or f"{self.processor.name}-error"
-        await self.refuse(delivery, Error(type=kind, message=str(exc) or type(exc).__name__))
+        await self.refuse(delivery, Error(type=kind, message=public_message(kind, exc)))  # the log has the detail
 
     async def handle(self, message: Message, delivery: Delivery) -> None:
         raise NotImplementedError

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from tracegraph.base.errors import ConfigError
+from tracegraph.base.usage import usage_error
 
 
 class RuntimeSettings(BaseSettings):
@@ -89,10 +93,16 @@ class RuntimeSettings(BaseSettings):
                              "as re-published on PyPI; spaCy's own en_core_web_sm works too) or a model directory")
 
 
-def add_runtime_arguments(parser: argparse.ArgumentParser) -> None:
-    """The shared flags; each defaults to None so that unset flags fall through to env and defaults."""
+BUSES = ("inproc", "rabbitmq", "pulsar")
+BROKERS = ("rabbitmq", "pulsar")  # the buses other processes can reach
+
+
+def add_runtime_arguments(parser: argparse.ArgumentParser, buses: tuple[str, ...] = BUSES) -> None:
+    """The shared flags; each defaults to None so that unset flags fall through to env and defaults.
+    A command that cannot use the in-process bus passes `buses=BROKERS`, and its help shows no default."""
     group = parser.add_argument_group("runtime (also TG_* environment variables)")
-    group.add_argument("--pubsub", choices=["inproc", "rabbitmq", "pulsar"], help="bus backend [TG_PUBSUB, inproc]")
+    group.add_argument("--pubsub", choices=buses, help="bus backend [TG_PUBSUB, inproc]" if "inproc" in buses
+                       else "the broker every process shares; required, as this flag or TG_PUBSUB")
     group.add_argument("--pubsub-url", help="broker URL [TG_PUBSUB_URL]")
     group.add_argument("--data-dir", type=Path, help="data directory for embedded stores [TG_DATA_DIR, ./tg-data]")
     group.add_argument("--request-timeout", type=float, help="seconds to wait for a response [60]")
@@ -113,7 +123,50 @@ def add_gateway_arguments(parser: argparse.ArgumentParser) -> None:
                             "one bearer token per user; admins may change config and flows [TG_GATEWAY_TOKENS]")
 
 
-def settings_from(args: argparse.Namespace) -> RuntimeSettings:
-    """Settings with every flag the user gave taking precedence over the environment."""
+def settings_from(args: argparse.Namespace, parser: argparse.ArgumentParser | None = None) -> RuntimeSettings:
+    """Settings with every flag the user gave taking precedence over the environment.
+
+    A value the settings refuse is a usage error, not a crash: with `parser`, one
+    `prog: error: --flag: …` line and exit status 2, as argparse does; without, a ConfigError."""
     given = {k: v for k, v in vars(args).items() if v is not None and k in RuntimeSettings.model_fields}
-    return RuntimeSettings(**given)
+    try:
+        return RuntimeSettings(**given)
+    except ValidationError as exc:
+        text = invalid_settings_text(exc, set(given))
+    if parser is None:
+        raise ConfigError(text)
+    usage_error(parser, text)  # exits
+
+
+def invalid_settings_text(error: ValidationError, flags: set[str]) -> str:
+    """One line naming each refused setting as the user gave it (a flag, else its TG_* variable) and
+    the rule it broke."""
+    parts = []
+    for problem in error.errors(include_url=False):
+        field = str(problem["loc"][0]) if problem["loc"] else ""
+        where = f"--{field.replace('_', '-')}" if field in flags else f"TG_{field.upper()} (environment)"
+        parts.append(f"{where}: {_rule_text(problem)}")
+    return "; ".join(parts)
+
+
+_RULES = {
+    "less_than_equal": "must be at most {le}",
+    "less_than": "must be less than {lt}",
+    "greater_than_equal": "must be at least {ge}",
+    "greater_than": "must be greater than {gt}",
+    "literal_error": "must be {expected}",
+    "int_parsing": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "float_parsing": "must be a number",
+    "bool_parsing": "must be true or false",
+}
+
+
+def _rule_text(problem: Mapping[str, Any]) -> str:
+    rule = _RULES.get(problem["type"])
+    if rule is None:
+        message = str(problem["msg"])
+        return message[:1].lower() + message[1:]
+    limits = {name: int(v) if isinstance(v, float) and v.is_integer() else v  # "0", not "0.0"
+              for name, v in problem.get("ctx", {}).items()}
+    return rule.format(**limits)

@@ -9,11 +9,12 @@ import sys
 from collections.abc import Awaitable, Callable
 
 from tracegraph.base.errors import TraceGraphError
+from tracegraph.base.usage import ArgumentParser
 from tracegraph.cli.api import DEFAULT_URL, Api
 
 
 def command_parser(prog: str, description: str) -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=prog, description=description)
+    p = ArgumentParser(prog=prog, description=description)
     p.add_argument("-u", "--url", default=os.environ.get("TG_URL", DEFAULT_URL),
                    help=f"gateway URL [TG_URL, {DEFAULT_URL}]")
     p.add_argument("--token", default=os.environ.get("TG_TOKEN"),

@@ -17,6 +17,12 @@ def unreachable(url: str, exc: aiohttp.ClientConnectorError) -> ConnectError:
     return ConnectError(f"cannot reach the gateway at {url} ({exc.os_error}); is tg-launch running? (--url / TG_URL)")
 
 
+def lost(service: str, answered: bool, how: str) -> TraceGraphError:
+    """A gateway that went away (or sent a body cut short) while a streamed answer was being read."""
+    when = "mid-answer; the trace may be incomplete" if answered else f"before {service} answered"
+    return TraceGraphError(f"gateway connection lost {when} ({how})")
+
+
 def service_error(reply: Any) -> RemoteError | None:
     """The `{"error": {"type", "message"}}` a reply carries, as an exception; None if it carries none."""
     error = reply.get("error") if isinstance(reply, dict) else None
@@ -88,13 +94,17 @@ class Api:
     async def stream(self, flow: str, kind: str, body: dict[str, Any]) -> AsyncIterator[dict[str, Any]]:
         """Every response of a streaming flow service as it arrives (the gateway's NDJSON form)."""
         target = f"{self.url}api/v1/flow/{flow}/service/{kind}?stream=true"
+        answered = False
         try:
             async with aiohttp.ClientSession(timeout=self.timeout) as session:
                 async with session.post(target, json=body, headers=self._headers) as response:
                     if response.status == 401:
                         raise _refused(self.token)
                     if response.status != 200:
-                        payload = await response.json(content_type=None)
+                        try:
+                            payload = await response.json(content_type=None)
+                        except ValueError:  # a proxy's HTML page, say
+                            payload = None
                         raise service_error(payload) or TraceGraphError(f"gateway answered HTTP {response.status}")
                     async for line in response.content:
                         if not line.strip():
@@ -103,6 +113,13 @@ class Api:
                         refused = service_error(item)
                         if refused:
                             raise refused
+                        answered = True
                         yield item
         except aiohttp.ClientConnectorError as exc:
             raise unreachable(self.url, exc) from None
+        # Errors while reading the body: ClientPayloadError (cut short), ServerDisconnectedError, a reset,
+        # or a last line cut in half (ValueError from json).
+        except (aiohttp.ClientError, ValueError) as exc:
+            raise lost(kind, answered, type(exc).__name__) from None
+        except TimeoutError:
+            raise TraceGraphError(f"no complete answer from {kind} within {self.timeout.total:g}s") from None

@@ -49,6 +49,25 @@ def kind_of(file: Path, given: str | None = None) -> str:
     return kind
 
 
+def short_kind(kind: str) -> str:
+    """The name a user may give for a kind on the command line.
+
+    >>> [short_kind(k) for k in ("text/plain", "text/markdown", "text/x-adr", "text/x-postmortem")]
+    ['plain', 'markdown', 'adr', 'postmortem']
+    """
+    return kind.rsplit("/", 1)[-1].removeprefix("x-")
+
+
+def declared_kind(text: str, kinds: Collection[str]) -> str:
+    """The kind `--kind TEXT` declares, given in full (`text/x-adr`) or short (`adr`), if it is one of
+    `kinds`; else a one-line ConfigError listing them."""
+    for kind in kinds:
+        if text.strip().lower() in (kind, short_kind(kind)):
+            return kind
+    raise ConfigError(f"--kind {text!r} is not a kind this command takes; give one of "
+                      f"{', '.join(sorted(short_kind(k) for k in kinds))} (or in full: {_kinds(kinds)})")
+
+
 def path_of(file: Path) -> str:
     """A named file's path in the library: the path as given when it is relative, else its name.
 
@@ -91,11 +110,13 @@ class Selection:
         return f"skipped {len(self.skipped)} file(s) {prog} cannot take: {names}{more}"
 
 
-def select(arguments: Sequence[Path], kinds: Collection[str], prog: str, path: str | None = None) -> Selection:
+def select(arguments: Sequence[Path], kinds: Collection[str], prog: str, path: str | None = None,
+           declared: str | None = None) -> Selection:
     """The files to load, in order, each with its path and kind. A DIR is walked (sorted, hidden entries
     skipped, files of other kinds or empty ones listed in `skipped`); a FILE must be of one of `kinds`.
-    `path` (--path) names the path of a single FILE. Raises ConfigError, in one line, for what cannot be
-    loaded: a missing or unreadable file, a folder with nothing to load, two files with one path."""
+    `path` (--path) names the path of a single FILE. `declared` (--kind, one of `kinds`) is the kind of
+    every file taken, and lets a FILE whose name tells no kind in. Raises ConfigError, in one line, for what
+    cannot be loaded: a missing or unreadable file, a folder with nothing to load, two files with one path."""
     if path is not None and (len(arguments) != 1 or arguments[0].is_dir()):
         what = f"{arguments[0]} is a directory" if len(arguments) == 1 else f"{len(arguments)} were given"
         raise ConfigError(f"--path names the path of one file; {what} (a folder's files are named by their "
@@ -104,17 +125,18 @@ def select(arguments: Sequence[Path], kinds: Collection[str], prog: str, path: s
     skipped: list[str] = []
     for argument in arguments:
         if argument.is_dir():
-            found, others = _walk(argument, kinds)
+            found, others = _walk(argument, kinds, declared)
             if not found:
                 raise ConfigError(f"{argument}: no file {prog} can take in this folder ({_kinds(kinds)})"
                                   + (f"; {len(others)} other file(s) in it" if others else ""))
             files += found
             skipped += others
         elif argument.exists() or argument.is_symlink():
-            kind = kind_from_name(argument.name) or mimetypes.guess_type(argument.name)[0]
+            kind = declared or kind_from_name(argument.name) or mimetypes.guess_type(argument.name)[0]
             if kind not in kinds:
                 raise ConfigError(f"{argument}: {prog} takes {_kinds(kinds)} files, " + (
-                    f"not {kind}" if kind else "and cannot tell this one's kind from its name"))
+                    f"not {kind}" if kind else "and cannot tell this one's kind from its name")
+                    + ("; declare it with --kind" if len(kinds) > 1 else ""))
             _check_readable(argument)
             files.append(DocumentFile(argument, given_path(path) if path is not None else path_of(argument), kind))
         else:
@@ -122,7 +144,7 @@ def select(arguments: Sequence[Path], kinds: Collection[str], prog: str, path: s
     return Selection(_unique(files), skipped)
 
 
-def _walk(folder: Path, kinds: Collection[str]) -> tuple[list[DocumentFile], list[str]]:
+def _walk(folder: Path, kinds: Collection[str], declared: str | None) -> tuple[list[DocumentFile], list[str]]:
     found: list[DocumentFile] = []
     others: list[str] = []
     for root, dirs, names in os.walk(folder):
@@ -142,7 +164,7 @@ def _walk(folder: Path, kinds: Collection[str]) -> tuple[list[DocumentFile], lis
             if file.stat().st_size == 0:
                 others.append(f"{relative} (empty)")
                 continue
-            found.append(DocumentFile(file, relative, kind))
+            found.append(DocumentFile(file, relative, declared or kind))
     return found, others
 
 

@@ -9,6 +9,7 @@ import re
 
 from tracegraph.base.provenance.vocab import READABLE_PREDICATES
 from tracegraph.cli.api import Api
+from tracegraph.cli.plurals import counted
 
 TG = "https://trustgraph.ai/ns/"
 PROV = "http://www.w3.org/ns/prov#"
@@ -142,9 +143,9 @@ class TraceRenderer:
         summaries = objects(triples, uri, TG + "reportScore") or objects(triples, uri, TG + "treeVisit")
         if edges and not summaries:
             seeds = objects(triples, uri, TG + "entity")
-            lines.append(f"    Explored {text(edges[0])} edge(s) from {len(seeds)} seed entit(ies)")
+            lines.append(f"    Explored {counted(text(edges[0]), 'edge')} from {counted(len(seeds), 'seed entity', 'seed entities')}")
         if chunks:
-            lines.append(f"    Retrieved {text(chunks[0])} chunk(s)")
+            lines.append(f"    Retrieved {counted(text(chunks[0]), 'chunk')}")
             for chunk in chunks_by_rank(triples, uri):
                 lines.append(f"      Chunk: {await self.chunk_chain(chunk)}")
         lines += [f"    ({text(note)})" for note in objects(triples, uri, RDFS_COMMENT)]
@@ -177,12 +178,12 @@ class TraceRenderer:
         if reports or nodes:
             return await self._kept_summaries(uri, triples, reports, nodes)
         selections = by_score(triples, objects(triples, uri, TG + "selectedEdge"))
-        lines = [f"    Selected {len(selections)} edge(s)"]
+        lines = [f"    Selected {counted(len(selections), 'edge')}"]
         lines += [f"    ({text(note)})" for note in objects(triples, uri, RDFS_COMMENT)]
         for risk in ranked(triples, objects(triples, uri, TG + "selectedRisk")):  # a global answer about risks
             lines.append(f"      Risk #{value(triples, risk, 'rank')} [severity {value(triples, risk, 'severity')}] "
                          f"{value(triples, risk, RDFS_LABEL)} ({value(triples, risk, 'riskKind')}, "
-                         f"{len(objects(triples, risk, TG + 'evidence'))} evidence edge(s) below)")
+                         f"{counted(len(objects(triples, risk, TG + 'evidence')), 'evidence edge')} below)")
             lines.append(f"        Severity: {value(triples, risk, 'reasoning')}")
         for selection in selections:
             edge = objects(triples, selection, TG + "edge")

@@ -7,10 +7,9 @@ from __future__ import annotations
 import sys
 
 from tracegraph.cli._client import add_collection_arguments, command_parser, run
+from tracegraph.cli.agent_output import STEP_LABELS, AgentOutput
 from tracegraph.cli.api import Api
 from tracegraph.cli.explain_render import TraceRenderer
-
-STEP_LABELS = {"thought": "Thought", "action": "Action", "observation": "Observation"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
             request["group"] = args.group
         renderer = TraceRenderer(api, args.flow_id, args.collection)
         final: dict = {}
-        answering = False  # an answer message has been started and not yet ended
+        output = AgentOutput(args.verbose, lambda text: print(text, end="", flush=True))
         async for message in api.stream(args.flow_id, "agent", request):
             kind, content = message.get("message_type"), message.get("content") or ""
             if kind == "explain":
@@ -39,19 +38,12 @@ def main(argv: list[str] | None = None) -> int:
                     print("\n".join(await renderer.render(message["explain_id"], message.get("explain_triples", []))))
                     print(flush=True)
             elif kind in STEP_LABELS:
-                if args.verbose:
-                    print(f"{STEP_LABELS[kind]}: {content}", flush=True)
+                output.step(kind, content)
             elif kind == "answer":
-                if content:
-                    print(content, end="", flush=True)
-                    answering = True
-                if answering and message.get("end_of_message"):
-                    print()
-                    answering = False
+                output.answer_chunk(content, bool(message.get("end_of_message")))
             if message.get("end_of_dialog"):
                 final = message
-        if answering:
-            print()
+        output.finish()
         sys.stdout.flush()  # the answer first, then the token note, even when both go to one terminal
         if final.get("in_token") is not None:
             print(f"(tokens: in {final['in_token']}, out {final.get('out_token')}, model {final.get('model')})",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 import textwrap
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from tracegraph.base.documents import TEXT_KINDS
 from tracegraph.base.errors import ConfigError
 from tracegraph.cli._client import add_collection_arguments, command_parser, run
 from tracegraph.cli.api import Api
-from tracegraph.cli.document_files import MARKDOWN_SUFFIXES, TEXT_SUFFIXES, select
+from tracegraph.cli.document_files import MARKDOWN_SUFFIXES, TEXT_SUFFIXES, declared_kind, select, short_kind
 from tracegraph.cli.library_upload import DATE_HELP, failed_chunks, process, store_document, wait_for_extraction
 
 PATHS_HELP = """\
@@ -40,7 +41,9 @@ examples:
 
 TEXT_KINDS_HELP = textwrap.fill(
     f"Kinds: Markdown (any suffix .{' or .'.join(sorted(MARKDOWN_SUFFIXES))}, so x.html.md.erb is Markdown), "
-    f"text (.{', .'.join(sorted(TEXT_SUFFIXES))}) and files named CODEOWNERS.", 100) + "\n\n"
+    f"text (.{', .'.join(sorted(TEXT_SUFFIXES))}) and files named CODEOWNERS. --kind declares the kind "
+    "instead, for a file whose name tells none or for ADRs and post-mortems whose headings are not the usual "
+    "ones: %(prog)s docs/decisions --kind adr; %(prog)s outage.txt --kind postmortem.", 100) + "\n\n"
 
 
 def _main(prog: str, kinds: set[str], argv: list[str] | None) -> int:
@@ -62,10 +65,15 @@ def _main(prog: str, kinds: set[str], argv: list[str] | None) -> int:
     p.add_argument("--author", default="", help="who wrote the documents (recorded with each)")
     p.add_argument("--date", default="", help=f"{DATE_HELP}; the same for every file")
     p.add_argument("--tag", action="append", default=[], help="a tag for every document; repeat for several")
+    if len(kinds) > 1:
+        p.add_argument("--kind", metavar="KIND", help="the kind of every file loaded, whatever its name: "
+                       f"{', '.join(sorted(short_kind(k) for k in kinds))} (or in full, such as text/x-adr); "
+                       "adr and postmortem select their extraction rules (default: from each file's name)")
     args = p.parse_args(argv)
 
     async def body(api: Api) -> None:
-        selection = await asyncio.to_thread(select, args.files, kinds, prog, args.path)
+        declared = declared_kind(args.kind, kinds) if getattr(args, "kind", None) else None
+        selection = await asyncio.to_thread(select, args.files, kinds, prog, args.path, declared)
         if selection.skipped:
             print(selection.skipped_line(prog))
         ids = []
@@ -80,11 +88,18 @@ def _main(prog: str, kinds: set[str], argv: list[str] | None) -> int:
                 bar.write(f"{document.path}: {meta['id']} ({meta['size']:,} bytes) → flow {args.flow_id}{replaced}")
                 bar.update()
         if args.wait:
-            with tqdm(total=1, unit="chunk", desc="extracting", disable=None) as bar:
-                def show(done: int, chunks: int) -> None:
-                    bar.total, bar.n = max(chunks, 1), done
-                    bar.refresh()
-                chunks = await wait_for_extraction(api, args.flow_id, ids, args.collection, args.timeout, show)
+            progress = (0, 0)
+            try:
+                with tqdm(total=1, unit="chunk", desc="extracting", disable=None) as bar:
+                    def show(done: int, chunks: int) -> None:
+                        nonlocal progress
+                        progress = (done, chunks)
+                        bar.total, bar.n = max(chunks, 1), done
+                        bar.refresh()
+                    chunks = await wait_for_extraction(api, args.flow_id, ids, args.collection, args.timeout, show)
+            except asyncio.CancelledError:  # Ctrl-C: asyncio.run cancels, then raises KeyboardInterrupt (exit 130)
+                print(still_extracting(prog, len(ids), args.flow_id, *progress), file=sys.stderr)
+                raise
             failed = await failed_chunks(api, args.flow_id, ids, args.collection)
             if failed:
                 for chunk, error in failed:
@@ -94,6 +109,20 @@ def _main(prog: str, kinds: set[str], argv: list[str] | None) -> int:
             print(f"extraction finished for {len(ids)} document(s)")
 
     return run(prog, args, body)
+
+
+def still_extracting(prog: str, documents: int, flow: str, done: int, chunks: int) -> str:
+    """What Ctrl-C during --wait leaves behind: the server goes on, and how to follow it.
+
+    >>> print(still_extracting("tg-load-text", 2, "default", 3, 7))
+    tg-load-text: interrupted: 2 document(s) were submitted to flow default, and extraction goes on in the server \
+(3 of 7 chunk(s) done so far); tg-show-library-documents lists them, and loading the same files again with --wait \
+processes them again and follows it to the end
+    """
+    so_far = f" ({done} of {chunks} chunk(s) done so far)" if chunks else ""
+    return (f"{prog}: interrupted: {documents} document(s) were submitted to flow {flow}, and extraction goes on in "
+            f"the server{so_far}; tg-show-library-documents lists them, and loading the same files again with --wait "
+            "processes them again and follows it to the end")
 
 
 def main_text(argv: list[str] | None = None) -> int:

@@ -18,8 +18,8 @@ from typing import Any
 
 import aiohttp
 
-from tracegraph.base.errors import ConnectError, RemoteError, TraceGraphError
-from tracegraph.cli.api import DEFAULT_URL, service_error, unreachable
+from tracegraph.base.errors import RemoteError, TraceGraphError
+from tracegraph.cli.api import DEFAULT_URL, lost, service_error, unreachable
 
 _CLOSED = object()  # queued to every open request when the socket goes away
 
@@ -100,6 +100,7 @@ class SocketClient:
         queue: asyncio.Queue[Any] = asyncio.Queue()
         self._waiting[request_id] = queue
         frame = {"id": request_id, "service": service, "request": request, **({"flow": flow} if flow else {})}
+        answered = False
         try:
             await self._ws.send_json(frame)
             while True:
@@ -108,11 +109,12 @@ class SocketClient:
                 except TimeoutError:
                     raise TraceGraphError(f"no response to {service} within {self.timeout:g}s") from None
                 if message is _CLOSED:
-                    raise ConnectError("the gateway closed the socket")
+                    raise lost(service, answered, "the gateway closed the socket")
                 # The gateway's own refusals sit on the frame, a service's errors inside its response.
                 refused = service_error(message) or service_error(message.get("response"))
                 if refused:
                     raise refused
+                answered = True
                 yield message.get("response", {})
                 if message.get("complete"):
                     return

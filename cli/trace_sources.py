@@ -61,8 +61,16 @@ async def print_trace_sources(api: Api, flow: str, collection: str, questions: l
     renderer = TraceRenderer(api, flow, collection)
     for row in rows.get("bindings", []):
         lines = line_span(row.get("first"), row.get("last"))
-        print(f"{show_term(row['via'])}\n    Source: {lines + ' → ' if lines else ''}"
+        print(f"{await used_item(renderer, row['via'], row['chunkLabel'])}\n    Source: {lines + ' → ' if lines else ''}"
               f"{await renderer.chunk_chain(row['chunk'])}  <{row['document']['i']}>")
+
+
+async def used_item(renderer: TraceRenderer, via: dict[str, Any], chunk_label: dict[str, Any]) -> str:
+    """An edge by its labels, `(Helios Grid, depends on, Corvid Analytics)` as the plain view shows it (the
+    IRI where a term has no label); a chunk as `Chunk: Chunk 2`."""
+    if via.get("t") == "t":
+        return f"({', '.join([await renderer.label(via['tr'][k]) for k in ('s', 'p', 'o')])})"
+    return f"Chunk: {chunk_label.get('v') or show_term(via)}"
 
 
 def used_edges(explain_triples: list[dict[str, Any]]) -> list[dict[str, Any]]:

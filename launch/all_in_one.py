@@ -7,6 +7,7 @@ import asyncio
 import logging
 
 from tracegraph.base.settings import add_gateway_arguments, add_runtime_arguments, settings_from
+from tracegraph.base.usage import ArgumentParser, usage_error
 from tracegraph.base.bus.protocol import Backend
 from tracegraph.flow.gateway.app import check_port_free
 from tracegraph.launch.process import configure_logging, run_main, serve, until_signalled
@@ -17,7 +18,7 @@ log = logging.getLogger("tg-launch")
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = ArgumentParser(
         prog="tg-launch",
         description="Run the whole TraceGraph stack in one process: the config service, the gateway and "
                     "every flow processor, on the in-process bus with stores under --data-dir. "
@@ -33,10 +34,14 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    settings = settings_from(args)
-    configure_logging(settings)
+    p = parser()
+    args = p.parse_args(argv)
+    settings = settings_from(args, p)
     names = [n.strip() for n in args.processors.split(",") if n.strip()]
+    unknown = [n for n in names if n not in PROCESSORS]
+    if unknown:
+        usage_error(p, f"--processors: unknown {', '.join(map(repr, unknown))}; choose from {', '.join(PROCESSORS)}")
+    configure_logging(settings)
 
     async def run(backend: Backend) -> None:
         async with Stack(backend, settings, names) as stack:

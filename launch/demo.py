@@ -18,15 +18,18 @@ from pathlib import Path
 
 from tracegraph.base.bus.protocol import Backend
 from tracegraph.base.settings import RuntimeSettings, add_runtime_arguments, settings_from
+from tracegraph.base.usage import ArgumentParser
 from tracegraph.cli.api import Api
 from tracegraph.cli.architecture_text import dated_source_text, headline
 from tracegraph.cli.explain_render import TraceRenderer
 from tracegraph.cli.library_upload import add_document, process, wait_for_extraction
+from tracegraph.cli.plurals import counted
 from tracegraph.cli.trace_store import list_traces
 from tracegraph.flow.gateway.app import check_port_free
 from tracegraph.launch.process import configure_logging, run_main, serve
 from tracegraph.launch.registry import PROCESSORS
 from tracegraph.launch.stack import Stack, ensure_flow
+from tracegraph.launch.tour_text import agent_event, columns, step_header, trace_pointer
 
 COUNTS = """
 PREFIX tg: <https://trustgraph.ai/ns/>
@@ -63,14 +66,25 @@ INTENT_PAIRS = (  # (change summary, work item): one that matches, one that does
 )
 OFFLINE_ANSWER = "Offline answer (no LLM configured)"  # how every offline answer begins
 WIDTH = 110
+LOG_NAME = "tg-demo.log"  # in the data directory
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="tg-demo", description=(
-        "Start every processor in this process on the embedded defaults, load the bundled sample corpus "
-        "through the HTTP gateway, wait for knowledge extraction, print the graph's size, trace facts "
-        "back to their source documents, answer a question with explained GraphRAG, Document RAG and the "
-        "agent and a strategic question from community reports, list the stored explain traces, then exit."))
+    p = ArgumentParser(prog="tg-demo", formatter_class=argparse.RawDescriptionHelpFormatter, description=(
+        "A guided tour of TraceGraph on a sample corpus, in one process: no server, broker\n"
+        "or API key needed (with TG_LLM_URL set, extraction and answers use the LLM). It\n"
+        "  1. starts every processor on the embedded defaults, the gateway on a free port;\n"
+        "  2. loads the bundled sample corpus (or --corpus) through the gateway and waits\n"
+        "     for knowledge extraction;\n"
+        "  3. prints the graph's size and traces a few facts to their source documents;\n"
+        "  4. answers --question with explained GraphRAG, Document RAG and the agent;\n"
+        "  5. answers --strategic from the community reports (global search);\n"
+        "  6. answers --point-in-time as of --as-of and today, and lists what changed;\n"
+        "  7. shows the architecture routes on Skyline: ownership, dependencies,\n"
+        "     institutional memory, an intent check of a matching and a mismatching\n"
+        "     change, and ownership asked through search;\n"
+        "  8. lists the stored explain traces, then stops and exits.\n"
+        "The data stays in --data-dir (./tg-data) for tg-launch and the tg-* commands."))
     add_runtime_arguments(p)
     p.add_argument("--gateway-port", type=int, help="port the gateway listens on, on 127.0.0.1 [a free port]")
     p.add_argument("--corpus", type=Path, help="a folder of .md/.txt/.pdf files to load instead of the sample")
@@ -146,14 +160,19 @@ async def explained(api: Api, service: str, request: dict, trim: Callable[[list[
     answer is printed after the trace."""
     renderer = TraceRenderer(api, "default", "default")
     final: dict = {}
+    trace = ""  # the first event's IRI names the trace
     async for message in api.stream("default", service, request):
         if message.get("message_type") == "explain":
+            trace = trace or message["explain_id"]
             lines = await renderer.render(message["explain_id"], message["explain_triples"])
             step = re.match(r"\[(\w+)\]", lines[0] if lines else "")
             if steps is None or (step and step.group(1) in steps):
-                print("  " + "\n  ".join(trim([line for line in lines if not line.lstrip().startswith("Answer: ")])))
+                shown = [step_header(line) for line in lines if not line.lstrip().startswith("Answer: ")]
+                print("  " + "\n  ".join(trim(shown)))
         elif message.get("end_of_session"):
             final = message
+    if trace:
+        print(trace_pointer(trace))
     return final
 
 
@@ -161,11 +180,12 @@ async def demo(api: Api, files: list[Path], timeout: float, question: str, strat
                point_in_time: str = POINT_IN_TIME, as_of: str = AS_OF) -> None:
     started = time.perf_counter()
     ids = []
+    name_width = max((len(path.name) for path in files), default=0)
     for path in files:
         meta = await add_document(api, path, collection="default")
         await process(api, meta["id"], "default", "default")
         ids.append(meta["id"])
-        print(f"  loaded {path.name:<24} {meta['size']:>7,} bytes  -> {meta['id']}")
+        print(f"  loaded {path.name:<{name_width}}  {meta['size']:>7,} bytes  → {meta['id']}")
     last: list[tuple[int, int]] = []
 
     def show(done: int, chunks: int) -> None:
@@ -179,8 +199,8 @@ async def demo(api: Api, files: list[Path], timeout: float, question: str, strat
           f"{value(row, 'subgraphs')} subgraphs, in {time.perf_counter() - started:.1f}s")
     print("facts traced to their sources (one SPARQL query over urn:graph:source):")
     for r in (await api.flow_service("default", "sparql", {"query": TRACE}))["bindings"]:
-        print(f"  ({value(r, 's')}) --[{value(r, 'p')}]--> ({value(r, 'o')})   [{value(r, 'extractor')} extractor]")
-        print(f"      Source: {value(r, 'lines')} -> {value(r, 'chunkLabel')} -> {value(r, 'title')}")
+        print(f"  ({value(r, 's')}, {value(r, 'p')}, {value(r, 'o')})   [{value(r, 'extractor')} extractor]")
+        print(f"      Source: {value(r, 'lines')} → {value(r, 'chunkLabel')} → {value(r, 'title')}")
     await ask(api, question)
     await ask_documents(api, question)
     await ask_agent(api, question)
@@ -214,12 +234,14 @@ async def ask_agent(api: Api, question: str) -> None:
     """The same question to the ReAct agent: each think / act / observe step as it happens."""
     print(f"\nAgent: {question!r}")
     answer: list[str] = []
+    trace = ""
     async for message in api.stream("default", "agent", {"question": question, "streaming": True}):
         kind, content = message.get("message_type"), message.get("content", "")
         if kind in ("thought", "action", "observation") and content:
             print(step_text(kind, content))
-        elif kind == "explain" and message["explain_id"].startswith("urn:trustgraph:agent:"):
-            print(f"  [explain] {message['explain_id']}")
+        elif kind == "explain" and (recorded := agent_event(message["explain_id"])):
+            trace = trace or message["explain_id"]
+            print(f"  [explain] recorded {recorded}")
         elif kind == "answer":
             answer.append(content)
             if message.get("end_of_message") and "".join(answer).strip():
@@ -227,6 +249,8 @@ async def ask_agent(api: Api, question: str) -> None:
                 answer.clear()
     if "".join(answer).strip():
         print(answer_text("".join(answer)))
+    if trace:
+        print(trace_pointer(trace))
 
 
 async def ask_globally(api: Api, question: str, wait: float = 60.0) -> None:
@@ -246,7 +270,7 @@ async def ask_globally(api: Api, question: str, wait: float = 60.0) -> None:
     print(answer_text(final.get("response", "")))
     block = final.get("confidence") or {}
     print(f"  query type {final.get('query_type')}; confidence {block.get('confidence')}; "
-          f"{block.get('source_density')} source document(s)")
+          f"{counted(block.get('source_density'), 'source document')}")
 
 
 async def ask_as_of(api: Api, question: str, as_of: str) -> None:
@@ -262,10 +286,10 @@ async def ask_as_of(api: Api, question: str, as_of: str) -> None:
                                                               "to": time.strftime("%Y-%m-%d")}))
     changed = [c for c in changes.get("changes", []) if c["change"] == "changed"]
     labels = changes.get("labels", {})
-    print(f"\nchanged since {as_of} (tg-graph-diff): {len(changed)} value(s) replaced")
+    print(f"\nchanged since {as_of} (tg-graph-diff): {counted(len(changed), 'value')} replaced")
     for change in changed[:3]:
         (s, p, new), old = (_named(change["fact"][k], labels) for k in "spo"), _named(change["previous"]["o"], labels)
-        print(f"  {s} {p}: {old} -> {new}")
+        print(f"  {s} {p}: {old} → {new}")
 
 
 async def ask_architecture(api: Api, entity: str = ARCHITECTURE_ENTITY, wait: float = 30.0) -> None:
@@ -282,19 +306,21 @@ async def ask_architecture(api: Api, entity: str = ARCHITECTURE_ENTITY, wait: fl
     if owners:
         print(textwrap.fill(headline(entity, owners[0]), WIDTH, initial_indent="  ", subsequent_indent="    ",
                             break_on_hyphens=False))
-    for owner in owners:  # the current owners first, then the earlier ones, each source dated
-        cited = "; ".join(dict.fromkeys(dated_source_text(s) for s in owner["sources"]))
-        print(f"  {owner.get('standing', 'current'):<8} {owner['label']} {' '.join(owner['handles'])}  "
-              f"[{', '.join(owner['relations'])}]  from {cited}")
+    rows = [(owner.get("standing", "current"), " ".join([owner["label"], *owner["handles"]]),
+             f"[{', '.join(owner['relations'])}]",
+             "from " + "; ".join(dict.fromkeys(dated_source_text(s) for s in owner["sources"])))
+            for owner in owners]  # the current owners first, then the earlier ones, each source dated
+    for row in columns(rows):
+        print(f"  {row}")
     if owned["ownership"]["discrepancy"]:
         print(textwrap.fill(owned["ownership"]["discrepancy"], WIDTH, initial_indent="  ! ", subsequent_indent="    "))
     tree = (await api.get(f"dependencies/{entity}", {"depth": "3"}))["dependencies"]
     print(f"\nDependencies, depth 3 (GET /api/v1/dependencies/{entity}?depth=3, tg-show-dependencies):")
     for edge in tree["edges"]:
-        print(f"  {'  ' * (edge['depth'] - 1)}{edge['source-label']} --[{edge['predicate-label']}]--> "
+        print(f"  {'  ' * (edge['depth'] - 1)}{edge['source-label']} {edge['predicate-label']} "
               f"{edge['target-label']}  (weight {edge['weight']})")
     for cycle in tree["cycles"]:
-        print(f"  cycle: {' -> '.join(cycle)}")
+        print(f"  cycle: {' → '.join(cycle)}")
     remembered = (await api.get(f"memory/{entity}", {"limit": "3"}))["memory"]
     print(f"\nInstitutional memory (GET /api/v1/memory/{entity}, tg-show-memory):")
     for item in remembered["items"]:
@@ -303,7 +329,7 @@ async def ask_architecture(api: Api, entity: str = ARCHITECTURE_ENTITY, wait: fl
     for change, work_item in INTENT_PAIRS:
         checked = (await api.request("intent-check", {"change": change, "work-item": work_item}))["intent"]
         verdict = "MISMATCH" if checked["mismatch"] else "ok"
-        print(f"\nIntent check (POST /api/v1/intent-check): similarity {checked['similarity']:.3f} -> {verdict}")
+        print(f"\nIntent check (POST /api/v1/intent-check): similarity {checked['similarity']:.3f} → {verdict}")
         print(f"  change: {change}\n  work item: {work_item}")
         if checked["advisory"]:
             print(f"  advisory: {checked['advisory']}")
@@ -318,12 +344,13 @@ def _named(term: dict, labels: dict[str, str]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    base = settings_from(args)
+    p = parser()
+    args = p.parse_args(argv)
+    base = settings_from(args, p)
     port = args.gateway_port if args.gateway_port is not None else 0  # not TG_GATEWAY_PORT: a tg-launch may hold it
     settings = RuntimeSettings(**{**base.model_dump(), "gateway_port": port, "gateway_host": "127.0.0.1",
                                   "log_level": base.log_level if args.log_level else "WARNING"})
-    configure_logging(settings)
+    log_file = settings.data_dir / LOG_NAME
 
     async def run(backend: Backend) -> None:
         files = await asyncio.to_thread(
@@ -336,13 +363,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"TraceGraph stack up: {len(stack.processors)} processors on the {settings.pubsub} bus; "
                   f"gateway http://127.0.0.1:{port}/; data in {settings.data_dir}")
             extraction = "LLM at " + settings.llm_url if settings.llm_url else "offline extractor (no LLM configured)"
-            print(f"loading {len(files)} document(s); knowledge extraction: {extraction}")
+            print(f"loading {counted(len(files), 'document')}; knowledge extraction: {extraction}")
             await demo(Api(f"http://127.0.0.1:{port}/"), files, args.timeout, args.question, args.strategic,
                        args.point_in_time, args.as_of)
+        print(f"\nthe processors' log (warnings and errors of this run): {log_file}")
         print("done")
 
     async def body() -> int:
         await asyncio.to_thread(check_port_free, settings.gateway_host, settings.gateway_port)
+        # Only once the port is known free is the data folder touched: the processors' warnings go to its log,
+        # not between the tour's lines.
+        await asyncio.to_thread(configure_logging, settings, log_file)
         return await serve(settings, run)
 
     return run_main("tg-demo", body)

@@ -9,6 +9,7 @@ import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable, Coroutine
+from pathlib import Path
 from typing import Any, TypeVar
 
 from tracegraph.base.bus.protocol import Backend
@@ -39,8 +40,16 @@ def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
     return bool(mallopt(_M_ARENA_MAX, arenas))
 
 
-def configure_logging(settings: RuntimeSettings) -> None:
-    logging.basicConfig(level=settings.log_level.upper(), stream=sys.stderr,
+def configure_logging(settings: RuntimeSettings, log_file: Path | None = None) -> None:
+    """Log records to stderr; with `log_file`, to that file instead, and only errors also to stderr, so
+    a command whose output is the point (tg-demo) is not interleaved with the processors' warnings."""
+    stderr = logging.StreamHandler(sys.stderr)
+    handlers: list[logging.Handler] = [stderr]
+    if log_file is not None:
+        log_file.parent.mkdir(parents=True, exist_ok=True)
+        stderr.setLevel(logging.ERROR)
+        handlers.insert(0, logging.FileHandler(log_file, encoding="utf-8"))
+    logging.basicConfig(level=settings.log_level.upper(), handlers=handlers,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     for library in BROKER_LIBRARIES:
         logging.getLogger(library).setLevel(logging.WARNING)

@@ -37,6 +37,30 @@ PROCESSORS: dict[str, str] = {
     "gateway": "tracegraph.flow.gateway.app:GatewayProcessor",
 }
 
+# name -> what it does, in one line: `tg-processor --help` lists these without importing anything.
+DESCRIPTIONS: dict[str, str] = {
+    "config": "the config service: flow blueprints, running flows, agent tools; pushes changes to every processor",
+    "librarian": "stores uploaded documents and sends them into a flow for processing",
+    "triples": "the triple store: writes facts and answers pattern and SPARQL queries",
+    "keyword-index": "a BM25 keyword index of each collection's facts, kept in step with the graph",
+    "embeddings": "texts to vectors, with the bundled model or an OpenAI-compatible endpoint",
+    "graph-embeddings": "stores and searches entity vectors (an entity found by what it means)",
+    "document-embeddings": "stores and searches chunk vectors, for Document RAG",
+    "text-completion": "the LLM behind an OpenAI-compatible endpoint (TG_LLM_URL), as a service",
+    "kg-extract": "extracts facts from each chunk, with the LLM or the offline extractor",
+    "chunker": "splits each document (PDFs into pages first) into overlapping chunks",
+    "architecture-extract": "reads whole documents for services, owners, dependencies, decisions and incidents",
+    "graph-rag": "answers questions from the knowledge graph (GraphRAG), with explain events",
+    "search": "hardened GraphRAG: routes each question (facts, community reports, summaries) and answers it",
+    "community": "groups each collection's graph into communities and writes their reports",
+    "raptor": "builds each collection's RAPTOR tree of passage summaries for search",
+    "document-rag": "answers questions from the document chunks (Document RAG), with explain events",
+    "agent": "the ReAct agent: thinks, calls tools (GraphRAG, Document RAG, …) and answers",
+    "explainability": "stores the explain events of every answer as traces",
+    "ping": "answers ping requests: a check that a flow and the bus work",
+    "gateway": "the HTTP gateway: REST routes, the WebSocket and the trace viewer",
+}
+
 
 def processor_factory(name: str) -> ProcessorFactory:
     return load(PROCESSORS, name, "processor")

@@ -15,6 +15,7 @@ from tracegraph.base.bus.topic import (
 from tracegraph.base.errors import ConfigError
 from tracegraph.base.processor import Processor
 from tracegraph.base.settings import RuntimeSettings
+from tracegraph.launch.data_lock import DataDirLock
 from tracegraph.launch.registry import ProcessorFactory, processor_factory
 from tracegraph.schemas.config import ConfigRequest, ConfigResponse, FlowRequest, FlowResponse
 
@@ -22,7 +23,8 @@ log = logging.getLogger(__name__)
 
 
 class Stack:
-    """`async with Stack(backend, settings, ["config", "ping"]) as stack:` runs those processors."""
+    """`async with Stack(backend, settings, ["config", "ping"]) as stack:` runs those processors, holding
+    `settings.data_dir` (DataDirLock) so that a second stack on the same folder is refused before it starts."""
 
     def __init__(self, backend: Backend, settings: RuntimeSettings,
                  processors: Sequence[str | ProcessorFactory]) -> None:
@@ -30,6 +32,7 @@ class Stack:
         self.settings = settings
         self.factories = [processor_factory(p) if isinstance(p, str) else p for p in processors]
         self.processors: list[Processor] = []
+        self.data_lock = DataDirLock(settings.data_dir)
 
     def __getitem__(self, name: str) -> Processor:
         for processor in self.processors:
@@ -38,6 +41,7 @@ class Stack:
         raise KeyError(name)
 
     async def __aenter__(self) -> "Stack":
+        await asyncio.to_thread(self.data_lock.acquire)
         try:
             for factory in self.factories:
                 processor = factory(self.backend, self.settings)
@@ -75,6 +79,7 @@ class Stack:
                 await processor.stop()
             except Exception as exc:  # keep stopping the others
                 failures.append(exc)
+        await asyncio.to_thread(self.data_lock.release)
         if failures:
             raise ExceptionGroup("processors failed to stop cleanly", failures)
 

@@ -19,6 +19,7 @@ from tracegraph.base.bus.registry import create_backend
 import tracegraph.base.bus.rabbitmq  # noqa: E402,F401
 import tracegraph.base.bus.pulsar  # noqa: E402,F401
 from tracegraph.launch.registry import PROCESSORS, processor_factory  # noqa: E402
+from support.skips import write_skip_summary  # noqa: E402
 
 for _name in PROCESSORS:  # every processor module and the libraries it imports
     processor_factory(_name)
@@ -26,6 +27,11 @@ for _name in PROCESSORS:  # every processor module and the libraries it imports
 RABBITMQ_URL = os.environ.get("TG_RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/")
 PULSAR_URL = os.environ.get("TG_PULSAR_URL")
 REQUIRE_RABBITMQ = os.environ.get("TG_REQUIRE_RABBITMQ") == "1"
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """Say at the end of every run what was skipped and why: a missing browser or broker is no silent pass."""
+    write_skip_summary(terminalreporter)
 
 
 @pytest.fixture(autouse=True)

@@ -52,6 +52,18 @@ class _OpenStore:
     unflushed: int = 0  # quads written (or removed) since this store's memtables were last flushed
 
 
+def _cannot_open(ref: CollectionRef, exc: OSError) -> TransientError:
+    """The error for a store that would not open: what failed and what to do; RocksDB's own text
+    (with the store's path) goes to the log."""
+    log.warning("oxigraph store %s cannot be opened: %s", ref, exc)
+    if "lock" in str(exc).lower():
+        return TransientError(f"the triple store of collection {ref} is locked by another process (a second "
+                              "tg-launch or tg-processor on the same --data-dir?): stop it, or give each its "
+                              "own --data-dir")
+    return TransientError(f"the triple store of collection {ref} cannot be opened ({type(exc).__name__}); "
+                          "see the triples processor's log")
+
+
 class _StoreCache:
     """The open stores, least recently used first; a store in use is never closed under its user.
 
@@ -312,7 +324,7 @@ class OxigraphTripleStore:
         try:
             entry = cache.lease(ref, create)
         except OSError as exc:
-            raise TransientError(f"oxigraph store {ref} cannot be opened: {exc}") from None
+            raise _cannot_open(ref, exc) from None
         try:
             result = work(entry.store if entry else self._nothing)
             if write and entry and cache.wrote(entry, result):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from tracegraph.base.error_text import public_message
 from tracegraph.base.errors import DecodeError, RemoteError
 
 log = logging.getLogger(__name__)
@@ -38,6 +39,7 @@ def failure_of(exc: Exception) -> GatewayError:
 
     - a GatewayError is its own reply;
     - a service's Error response is HTTP 200, as upstream clients expect, except `unavailable` (503);
+      its message as `error_text.public_message` has it (its kind once, no server paths);
     - the runtime's errors go by their `error_type`: ServiceUnavailable and BusError are 503,
       RequestTimeout is 504; an undecodable response is 502;
     - a broker library's exception, or a lost connection, is 503;
@@ -46,10 +48,10 @@ def failure_of(exc: Exception) -> GatewayError:
     if isinstance(exc, GatewayError):
         return exc
     if isinstance(exc, RemoteError):
-        return GatewayError(503 if exc.type == "unavailable" else 200, exc.type, exc.message)
+        return GatewayError(503 if exc.type == "unavailable" else 200, exc.type, public_message(exc.type, exc))
     type_ = getattr(exc, "error_type", None)
     if type_ in STATUS_OF_TYPE:
-        return GatewayError(STATUS_OF_TYPE[type_], type_, str(exc))
+        return GatewayError(STATUS_OF_TYPE[type_], type_, public_message(type_, exc))
     if isinstance(exc, DecodeError):
         return GatewayError(502, "bad-response", f"a service sent a response the gateway cannot read: {exc}")
     if isinstance(exc, ConnectionError) or _from_broker_library(exc):

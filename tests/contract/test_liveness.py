@@ -40,10 +40,10 @@ def echo_client(bus, flow_id: str, unavailable_after: float) -> RequestClient[Pi
 async def test_a_request_nobody_serves_fails_as_unavailable_in_seconds(connect):
     bus = await connect()
     async with echo_client(bus, unique("nobody"), unavailable_after=1.0) as client:
-        began = time.monotonic()
+        # Noticed by the liveness check (ServiceUnavailable), not by the 60 s timeout (RequestTimeout): the
+        # error's kind says which, where a stopwatch would fail on a loaded machine.
         with pytest.raises(ServiceUnavailable, match="no service is consuming"):
             await client.request(Ping(text="anyone?"))
-        assert time.monotonic() - began < 10, "a dead service must be noticed well before the 60 s timeout"
 
 
 async def test_a_service_stopped_mid_answer_fails_its_caller_fast(connect, tmp_path):
@@ -55,10 +55,8 @@ async def test_a_service_stopped_mid_answer_fails_its_caller_fast(connect, tmp_p
             asking = asyncio.create_task(client.request(Ping(text="slow")))
             await asyncio.sleep(0.5)
             await echo.stop()
-            began = time.monotonic()
-            with pytest.raises(ServiceUnavailable):
-                await asyncio.wait_for(asking, 20)
-            assert time.monotonic() - began < 10
+            with pytest.raises(ServiceUnavailable):  # not RequestTimeout: the 60 s timeout never came into it
+                await asyncio.wait_for(asking, 45)
 
 
 async def test_a_request_sent_while_its_service_restarts_is_served_once_it_is_back(connect, tmp_path):
@@ -110,10 +108,7 @@ async def test_a_transient_failure_is_redelivered_with_backoff_then_given_up_and
         body, props = codec.encode(Ping(text="doomed"))
         began = time.monotonic()
         await bus.publish(Topic.parse(f"persistent://tg/flow/flaky:{flow_id}"), body, props)
-        for _ in range(200):
-            if flaky.given_up:
-                break
-            await asyncio.sleep(0.05)
+        await wait_until_async(lambda: flaky.given_up, timeout=60, what="the runtime to give up")
         took = time.monotonic() - began
     assert len(flaky.attempts) == 3, "three deliveries: the first and two redeliveries"
     assert flaky.given_up and flaky.given_up[0][0] == "doomed" and "after 3 attempts" in flaky.given_up[0][1]

@@ -128,6 +128,10 @@ async def test_viewer_draws_an_agent_session_with_its_graph_rag_run(tmp_path):
             # The agent's Question, then the GraphRAG run its knowledge-query made, then its own steps.
             assert kinds[0] == "Question" and kinds[-1] == "Conclusion" and "Analysis" in kinds
             assert kinds.count("Question") == 2 and "Focus" in kinds
+            # One box reads "Question": the GraphRAG run's Question is named as the tool's run.
+            titles = await page.eval_on_selector_all("#graph .node .title", "ts => ts.map(t => t.textContent)")
+            assert titles.count("Question") == 1 and titles[0] == "Question", titles
+            assert titles.count("GraphRAG run") == 1, titles
             assert "Helios Grid depends on Corvid Analytics" in await page.text_content("#answer")
             # The agent's answer lists the documents its GraphRAG run rested on.
             await page.wait_for_selector("#sources[data-state=ready]", timeout=30_000)
@@ -160,4 +164,26 @@ async def test_viewer_shows_a_global_answer_with_its_kept_reports(tmp_path):
             cards = await page.locator("#graph .edge-node > title").all_text_contents()
             assert cards and all("offline: similarity" in card for card in cards), cards
             assert "Offline answer (no LLM configured), from the community reports" in await page.text_content("#answer")
+            assert page.script_errors == []
+
+
+async def test_viewer_draws_the_chunks_of_a_document_rag_answer(tmp_path):
+    skip_unless_browser()
+    async with ingest_stack(tmp_path) as (api, stack):
+        await load_and_wait(api, CORPUS / "helios-grid.md")
+        async with browser_page() as page:
+            await page.goto(f"http://127.0.0.1:{stack['gateway'].port}/viewer/")
+            await page.select_option("#service", "document-rag")
+            await ask_and_wait(page)
+            kinds = await page.eval_on_selector_all("#graph .node", "ns => ns.map(n => n.dataset.type)")
+            assert kinds == ["Question", "Grounding", "Exploration", "Synthesis"], kinds
+            # Each retrieved chunk a card beside the Exploration, read by its label and document once looked up.
+            exploration = await page.get_attribute("#graph .node[data-type=Exploration]", "data-uri")
+            cards = page.locator(f'#graph .edge-node[data-focus="{exploration}"]')
+            assert await cards.count() >= 1
+            await page.wait_for_function(
+                "() => [...document.querySelectorAll('#graph .edge-node .edge')].some(t => t.textContent.includes('→'))",
+                timeout=30_000)
+            texts = await page.locator("#graph .edge-node .edge").all_text_contents()
+            assert any(text.startswith("Chunk 1 → helios-grid") for text in texts), texts
             assert page.script_errors == []

@@ -10,7 +10,7 @@ import pytest
 
 from tracegraph.base.documents import PDF, TEXT_KINDS
 from tracegraph.base.errors import ConfigError
-from tracegraph.cli.document_files import kind_from_name, path_of, select
+from tracegraph.cli.document_files import declared_kind, kind_from_name, path_of, select
 
 PROG = "tg-load-text"
 
@@ -98,7 +98,7 @@ def test_folders_with_nothing_to_load_and_missing_or_unreadable_files_are_refuse
     (tmp_path / "broken" / "gone.md").symlink_to(tmp_path / "nowhere.md")
     with pytest.raises(ConfigError, match=r"^cannot read .*gone\.md: No such file or directory$"):
         select([tmp_path / "broken"], TEXT_KINDS, PROG)
-    with pytest.raises(ConfigError, match=r"a\.png: tg-load-text takes .* files, not image/png$"):
+    with pytest.raises(ConfigError, match=r"a\.png: tg-load-text takes .* files, not image/png; declare it with --kind$"):
         select([images / "a.png"], TEXT_KINDS, PROG)
     odd = tree(tmp_path, {"notes.xyzzy": "x"}) / "notes.xyzzy"
     with pytest.raises(ConfigError, match=r"notes\.xyzzy: tg-load-text takes .* files, and cannot tell this one's kind"):
@@ -151,3 +151,25 @@ def test_help_explains_paths_with_an_example(capsys):
     assert exit.value.code == 0
     assert "Each document is identified by its path" in shown and "replaced <old id>" in shown
     assert "tg-load-text repo/services     # ... as billing/README.md" in shown
+
+
+def test_a_declared_kind_is_given_full_or_short_and_a_bad_one_is_one_line():
+    assert declared_kind("adr", TEXT_KINDS) == "text/x-adr"
+    assert declared_kind("PostMortem", TEXT_KINDS) == "text/x-postmortem"
+    assert declared_kind("text/x-review-comments", TEXT_KINDS) == "text/x-review-comments"
+    with pytest.raises(ConfigError, match=r"^--kind 'memo' is not a kind this command takes; give one of adr, "
+                                          r"codeowners, markdown, plain, postmortem, review-comments \(or in full: "):
+        declared_kind("memo", TEXT_KINDS)
+    with pytest.raises(ConfigError, match="is not a kind"):
+        declared_kind("pdf", TEXT_KINDS)
+
+
+def test_a_declared_kind_lets_a_nameless_file_in_and_applies_to_every_file(repo, tmp_path):
+    odd = tree(tmp_path, {"outage.bin": "Summary\n"}) / "outage.bin"
+    with pytest.raises(ConfigError, match=r"outage\.bin: tg-load-text takes .*; declare it with --kind$"):
+        select([odd], TEXT_KINDS, PROG)
+    assert [(f.path, f.kind) for f in select([odd], TEXT_KINDS, PROG, declared="text/x-postmortem").files] == [
+        ("outage.bin", "text/x-postmortem")]
+    walked = select([repo / "services"], TEXT_KINDS, PROG, declared="text/x-adr")
+    assert {f.kind for f in walked.files} == {"text/x-adr"}
+    assert walked.skipped == select([repo / "services"], TEXT_KINDS, PROG).skipped  # the walk takes the same files

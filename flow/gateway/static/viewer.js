@@ -160,13 +160,42 @@ function keptItems(focus) {
   });
   const nodes = ranked("selectedNode").map((sel) => ({
     uri: sel, text: `level ${valuesOf(sel, NS.tg + "level")[0] || "?"} summary`, reasoning: reason(sel) }));
-  const chunks = ranked("chunkSelection").map((sel) => {
-    const chunk = objectsOf(sel, NS.tg + "chunk")[0];
-    return { uri: sel, text: `passage ${lastSegment(chunk ? chunk.i : sel)}`, reasoning: reason(sel) };
-  });
+  const chunks = chunkItems(focus);
   const edges = selectedEdges(focus).map((sel) => ({ uri: sel.uri, text: sel.edge ? edgeText(sel.edge) : lastSegment(sel.uri),
                                                      reasoning: sel.reasoning }));
   return [...edges, ...reports, ...nodes, ...chunks];
+}
+
+// The passages a step kept (tg:ChunkSelection), in rank order: a Document RAG Exploration's chunks or a
+// RAPTOR Focus's passages, each read by its chunk's label once fetchChunkLabels has it.
+function chunkItems(step) {
+  return objectsOf(step, NS.tg + "chunkSelection").filter((o) => isIri(o)).map((o) => o.i)
+    .sort((a, b) => Number(valuesOf(a, NS.tg + "rank")[0] || 0) - Number(valuesOf(b, NS.tg + "rank")[0] || 0))
+    .map((sel) => {
+      const chunk = objectsOf(sel, NS.tg + "chunk")[0];
+      const label = chunk && view.labels.get(chunk.i);
+      return { uri: sel, text: label || `passage ${lastSegment(chunk ? chunk.i : sel)}`,
+               reasoning: valuesOf(sel, NS.tg + "reasoning")[0] || "" };
+    });
+}
+
+// What hangs beside a step as a column of cards: a Focus's kept items, a Document RAG Exploration's chunks.
+function childItems(event) {
+  if (event.type === "Focus") return keptItems(event.uri);
+  if (event.type === "Exploration") return chunkItems(event.uri);
+  return [];
+}
+
+// A Question after the session's first is the run a tool of the agent made (a sub-trace): its box
+// names that run ("GraphRAG run"), so an agent session shows one Question.
+const SUB_RUN_TITLES = { GraphRagQuestion: "GraphRAG run", DocRagQuestion: "Document RAG run",
+                         SearchQuestion: "Search run" };
+
+function boxTitle(event) {
+  if (event.type !== "Question" || view.events[0] === event) return event.type;
+  const types = tgTypes(event.uri);
+  const kind = ["SearchQuestion", "GraphRagQuestion", "DocRagQuestion"].find((t) => types.includes(t));
+  return SUB_RUN_TITLES[kind] || "Tool run";
 }
 
 // One line under the step's name, so the trace reads without opening every node.
@@ -223,6 +252,29 @@ function addEvent(response) {
   renderGraph();
   if (view.selected === uri) showDetails(uri);
   if (event.type === "Focus") fetchLabels(edgeIris(uri));
+  if (event.type === "Exploration") fetchChunkLabels(uri);
+}
+
+// Each kept chunk's label and document title ("Chunk 2 → helios-grid"), as the CLI's trace shows them,
+// in one read-only SPARQL query over the extraction provenance.
+function fetchChunkLabels(exploration) {
+  const iris = chunkItems(exploration).map((item) => objectsOf(item.uri, NS.tg + "chunk")[0])
+    .filter((c) => c && isIri(c) && SAFE_IRI.test(c.i) && !view.labels.has(c.i)).map((c) => `<${c.i}>`);
+  if (!iris.length) return;
+  const query = `PREFIX tg: <${NS.tg}> PREFIX prov: <${NS.prov}> PREFIX dc: <${NS.dc}> PREFIX rdfs: <${NS.rdfs}>
+SELECT ?chunk ?label ?title WHERE {
+  VALUES ?chunk { ${iris.join(" ")} }
+  GRAPH <urn:graph:source> { ?chunk rdfs:label ?label ; prov:wasDerivedFrom+ ?doc }
+  ?doc a tg:Document ; dc:title ?title
+}`;
+  const request = { query, collection: $("collection").value || "default", limit: 1000 };
+  send("sparql", $("flow").value || "default", request, (frame) => {
+    const rows = (frame.response && frame.response.bindings) || [];
+    for (const row of rows) {
+      if (row.chunk && row.label && row.title) view.labels.set(row.chunk.i, `${row.label.v} → ${row.title.v}`);
+    }
+    if (rows.length) renderGraph();
+  }).catch(() => {});  // labels are a nicety: the chunks' IRIs still read
 }
 
 // Name each selected edge by the edge it quotes, for the details panel's links and headings.
@@ -366,17 +418,19 @@ function renderGraph() {
     const g = svg("g", { class: "node" + (event.error ? " failed" : ""), "data-uri": event.uri,
       "data-type": event.type, transform: `translate(${x},${y})`, tabindex: 0, role: "button" }, graph);
     const detail = detailOf(event);
-    svg("title", {}, g).textContent = `${event.type}\n${event.uri}\n${detail}`;
+    const title = boxTitle(event);
+    if (title !== event.type) g.setAttribute("data-sub-run", "true");
+    svg("title", {}, g).textContent = `${title}\n${event.uri}\n${detail}`;
     svg("rect", { width: NODE.w, height: NODE.h, rx: 8, class: "box" }, g);
     svg("rect", { width: 6, height: NODE.h, rx: 3, class: "accent" }, g);
-    svgText(g, 16, 23, event.type, "title", NODE.w - 24);
+    svgText(g, 16, 23, title, "title", NODE.w - 24);
     svgText(g, 16, 43, detail, "sub", NODE.w - 24);
 
-    if (event.type !== "Focus") continue;
-    // Selected edges hang off Focus as a small tree of child nodes.
+    // Selected edges (Focus) and retrieved chunks (Document RAG Exploration) hang off their step as a
+    // small tree of child nodes.
     const ex = x + NODE.w + EDGE.dx;
     const trunk = x + NODE.w + EDGE.dx / 2;
-    keptItems(event.uri).forEach((sel, k) => {
+    childItems(event).forEach((sel, k) => {
       const ey = y + k * (EDGE.h + EDGE.gap);
       svg("path", { d: `M${x + NODE.w},${y + NODE.h / 2} H${trunk} V${ey + EDGE.h / 2} H${ex}`, class: "branch" }, links);
       const c = svg("g", { class: "edge-node", "data-uri": sel.uri, "data-focus": event.uri,
