@@ -12,7 +12,7 @@ from tracegraph.base.bus import codec
 from tracegraph.base.bus.protocol import Backend, Delivery
 from tracegraph.base.bus.topic import SERVICE_SUBSCRIPTION, Topic
 from tracegraph.base.client import FINAL, FINAL_ONLY, RequestClient
-from tracegraph.base.error_text import public_message
+from tracegraph.base.error_text import bounded, bounded_error, bounded_traceback, public_message
 from tracegraph.base.errors import (
     TRANSIENT_ERROR_TYPES, ConfigError, DecodeError, RemoteError, ServiceUnavailable, TraceGraphError,
     TransientError, is_transient,
@@ -200,9 +200,9 @@ class Runner:
         await delivery.ack()
 
     async def _undecodable(self, delivery: Delivery, exc: DecodeError) -> None:
-        log.error("%s: dropped undecodable message on %r: %s", self.processor.name, self.spec.name, exc)
+        log.error("%s: dropped undecodable message on %r: %s", self.processor.name, self.spec.name, bounded(str(exc)))
         self.processor.stats.undecodable += 1
-        await self.refuse(delivery, Error(type="bad-request", message=str(exc)))
+        await self.refuse(delivery, Error(type="bad-request", message=bounded(str(exc))))
         await delivery.ack()
 
     async def _retry_later(self, delivery: Delivery, exc: Exception) -> bool:
@@ -212,14 +212,14 @@ class Runner:
             return False
         delay = backoff(settings.retry_backoff, delivery.attempt)
         log.warning("%s: attempt %d on %r failed, retrying in %.1fs: %s", self.processor.name, delivery.attempt,
-                    self.spec.name, delay, exc)
+                    self.spec.name, delay, bounded_error(exc))
         await asyncio.sleep(delay)
         await delivery.nack()
         return True
 
     async def give_up(self, message: Message, delivery: Delivery, exc: Exception) -> None:
         log.error("%s: giving up on %r after %d attempts: %s", self.processor.name, self.spec.name,
-                  delivery.attempt, exc)
+                  delivery.attempt, bounded_error(exc))
         self.processor.stats.failed += 1
         error = f"after {delivery.attempt} attempts: {public_message('gave-up', exc)}"  # the log has the detail
         await self.refuse(delivery, Error(type="gave-up", message=error))
@@ -227,9 +227,9 @@ class Runner:
 
     async def fail(self, delivery: Delivery, exc: Exception) -> None:
         if isinstance(exc, TraceGraphError):  # an expected refusal: no traceback needed
-            log.info("%s: %r refused a request: %s", self.processor.name, self.spec.name, exc)
-        else:
-            log.exception("%s: handler %r failed", self.processor.name, self.spec.name)
+            log.info("%s: %r refused a request: %s", self.processor.name, self.spec.name, bounded_error(exc))
+        else:  # the traceback, with the message (which may quote any input) bounded
+            log.error("%s: handler %r failed\n%s", self.processor.name, self.spec.name, bounded_traceback(exc))
         self.processor.stats.failed += 1
         # A downstream service's own error is this service's failure, except "it is away", which the
         # caller may retry (and the gateway answers with 503).
@@ -282,7 +282,7 @@ class ServiceRunner(Runner):
                     raise
                 delay = backoff(self.processor.settings.retry_backoff, attempt)
                 log.warning("%s: %r attempt %d failed, retrying in %.1fs: %s", self.processor.name,
-                            self.spec.name, attempt, delay, exc)
+                            self.spec.name, attempt, delay, bounded_error(exc))
                 await asyncio.sleep(delay)
                 attempt += 1
                 continue

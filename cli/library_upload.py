@@ -13,6 +13,7 @@ from typing import NamedTuple
 from tracegraph.base.errors import ConfigError
 from tracegraph.cli.api import Api
 from tracegraph.cli.document_files import kind_of
+from tracegraph.cli.document_settle import DocumentState, Settlement
 
 DATE_HELP = ("the document's own date, when its facts start to hold: YYYY-MM-DD or ISO 8601 "
              "(default: a dating line in its text, such as \"Date: …\")")
@@ -33,9 +34,10 @@ PREFIX prov: <http://www.w3.org/ns/prov#>
 PREFIX tg: <https://trustgraph.ai/ns/>
 SELECT DISTINCT ?chunk ?error WHERE {
   GRAPH <urn:graph:source> {
-    ?chunk a tg:Chunk ; prov:wasDerivedFrom+ <%s> .
-    { ?chunk tg:indexingError ?error }
-    UNION { ?subgraph prov:wasDerivedFrom ?chunk ; tg:extractionStatus "failed" ; tg:extractionError ?extraction .
+    { <%(document)s> tg:indexingError ?error BIND(<%(document)s> AS ?chunk) }
+    UNION { ?chunk a tg:Chunk ; prov:wasDerivedFrom+ <%(document)s> ; tg:indexingError ?error }
+    UNION { ?chunk a tg:Chunk ; prov:wasDerivedFrom+ <%(document)s> .
+            ?subgraph prov:wasDerivedFrom ?chunk ; tg:extractionStatus "failed" ; tg:extractionError ?extraction .
             BIND(CONCAT("kg-extract: ", ?extraction) AS ?error) }
   }
 }"""
@@ -94,36 +96,59 @@ async def failed_chunks(api: Api, flow: str, documents: list[str], collection: s
     its extraction failed, or an indexer could not store its vectors."""
     failed = []
     for document in documents:
-        response = await api.flow_service(flow, "sparql", {"query": FAILURES_QUERY % document,
-                                                           "collection": collection})
-        failed += [(row["chunk"].get("i", ""), row["error"].get("v", "")) for row in response.get("bindings") or []]
+        failed += await document_failures(api, flow, document, collection)
     return failed
+
+
+async def document_failures(api: Api, flow: str, document: str, collection: str) -> list[tuple[str, str]]:
+    """(chunk, reason) for each chunk of one document a processor gave up on, and (document, reason)
+    when a processor gave up on the document itself (the chunker, which leaves no chunk to mark)."""
+    response = await api.flow_service(flow, "sparql", {"query": FAILURES_QUERY % {"document": document},
+                                                       "collection": collection})
+    return [(row["chunk"].get("i", ""), row["error"].get("v", "")) for row in response.get("bindings") or []]
 
 
 async def wait_for_extraction(api: Api, flow: str, documents: list[str], collection: str, timeout: float,
                               on_progress: Callable[[int, int], None] | None = None) -> int:
-    """Poll until every chunk of every document has its subgraph and the vectors are indexed;
-    `on_progress(done, chunks)` hears each poll. Returns the number of chunks."""
+    """Wait until every document has settled (see `settle`) and the vectors are indexed;
+    `on_progress(done, chunks)` hears each poll. Returns the number of chunks. Documents that
+    failed are not an error here (`failed_chunks` names them); documents still unsettled at the
+    timeout are."""
     deadline = time.monotonic() + timeout
-    settled_rounds = 0
+    settlement = await settle(api, flow, documents, collection, timeout, on_progress)
+    if settlement.unsettled:
+        raise ConfigError(f"extraction not finished after {timeout:g}s: {settlement.unsettled_summary()}")
+    await wait_for_vectors(api, flow, collection, settlement.indexable_chunks, max(1.0, deadline - time.monotonic()))
+    return settlement.chunks
+
+
+async def settle(api: Api, flow: str, documents: list[str], collection: str, timeout: float,
+                 on_progress: Callable[[int, int], None] | None = None) -> Settlement:
+    """Poll each document until it has settled or `timeout` passes: a document settles once it has
+    chunk records and every chunk has its subgraph, the same on two polls in a row, or once a
+    processor recorded giving up on the document. A document with no chunk record yet keeps the
+    wait going: it may still be queued, or its chunks lost, and only the timeout tells which."""
+    deadline = time.monotonic() + timeout
+    states = {document: DocumentState(document) for document in dict.fromkeys(documents)}
     while True:
-        totals = [await extraction_progress(api, flow, d, collection) for d in documents]
-        chunks, done = sum(t[0] for t in totals), sum(t[1] for t in totals)
+        for state in states.values():
+            if not state.settled:
+                await poll_document(api, flow, collection, state)
         if on_progress is not None:
-            on_progress(done, chunks)
-        if chunks and done >= chunks:
-            settled_rounds += 1
-            if settled_rounds >= 2:  # the chunk count is stable too
-                unindexed = {chunk for chunk, error in await failed_chunks(api, flow, documents, collection)
-                             if not error.startswith("kg-extract: ")}
-                await wait_for_vectors(api, flow, collection, chunks - len(unindexed),
-                                       max(1.0, deadline - time.monotonic()))
-                return chunks
-        else:
-            settled_rounds = 0
+            on_progress(sum(s.done for s in states.values()), sum(s.chunks for s in states.values()))
+        if all(state.settled for state in states.values()):
+            return Settlement(list(states.values()), timed_out=False)
         if time.monotonic() > deadline:
-            raise ConfigError(f"extraction not finished after {timeout:g}s ({done}/{chunks} chunks)")
+            return Settlement(list(states.values()), timed_out=True)
         await asyncio.sleep(0.3)
+
+
+async def poll_document(api: Api, flow: str, collection: str, state: DocumentState) -> None:
+    """One look at one document; its failures are read when it looks finished or has no chunks yet
+    (the chunker's give-up is then the only sign), so a busy document costs one query a poll."""
+    state.observe(*await extraction_progress(api, flow, state.document, collection))
+    if state.complete or not state.chunks:
+        state.failures = await document_failures(api, flow, state.document, collection)
 
 
 async def wait_for_vectors(api: Api, flow: str, collection: str, chunks: int, timeout: float) -> None:

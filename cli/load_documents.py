@@ -1,5 +1,5 @@
 """`tg-load-text` and `tg-load-pdf`: add files (named, or found in folders) to the library and process
-them in a flow, with a progress bar; `--wait` follows extraction until every chunk has its subgraph.
+them in a flow, with a progress bar; `--wait` follows each document until it is done or failed.
 Each document is stored under its path, so loading a changed file again replaces the older version."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ import argparse
 import asyncio
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 from tqdm import tqdm
@@ -17,7 +18,9 @@ from tracegraph.base.errors import ConfigError
 from tracegraph.cli._client import add_collection_arguments, command_parser, run
 from tracegraph.cli.api import Api
 from tracegraph.cli.document_files import MARKDOWN_SUFFIXES, TEXT_SUFFIXES, declared_kind, select, short_kind
-from tracegraph.cli.library_upload import DATE_HELP, failed_chunks, process, store_document, wait_for_extraction
+from tracegraph.cli.library_upload import (
+    DATE_HELP, document_failures, process, settle, store_document, wait_for_vectors,
+)
 
 PATHS_HELP = """\
 Each document is identified by its path in the collection:
@@ -76,7 +79,7 @@ def _main(prog: str, kinds: set[str], argv: list[str] | None) -> int:
         selection = await asyncio.to_thread(select, args.files, kinds, prog, args.path, declared)
         if selection.skipped:
             print(selection.skipped_line(prog))
-        ids = []
+        ids, names = [], {}
         with tqdm(total=len(selection.files), unit="doc", desc="loading", disable=None) as bar:
             for document in selection.files:
                 stored = await store_document(api, document.file, collection=args.collection, path=document.path,
@@ -84,31 +87,50 @@ def _main(prog: str, kinds: set[str], argv: list[str] | None) -> int:
                 meta = stored.meta
                 await process(api, meta["id"], args.flow_id, args.collection)
                 ids.append(meta["id"])
+                names[meta["id"]] = document.path
                 replaced = "".join(f"; replaced {old}" for old in stored.replaced)
                 bar.write(f"{document.path}: {meta['id']} ({meta['size']:,} bytes) → flow {args.flow_id}{replaced}")
                 bar.update()
         if args.wait:
-            progress = (0, 0)
-            try:
-                with tqdm(total=1, unit="chunk", desc="extracting", disable=None) as bar:
-                    def show(done: int, chunks: int) -> None:
-                        nonlocal progress
-                        progress = (done, chunks)
-                        bar.total, bar.n = max(chunks, 1), done
-                        bar.refresh()
-                    chunks = await wait_for_extraction(api, args.flow_id, ids, args.collection, args.timeout, show)
-            except asyncio.CancelledError:  # Ctrl-C: asyncio.run cancels, then raises KeyboardInterrupt (exit 130)
-                print(still_extracting(prog, len(ids), args.flow_id, *progress), file=sys.stderr)
-                raise
-            failed = await failed_chunks(api, args.flow_id, ids, args.collection)
-            if failed:
-                for chunk, error in failed:
-                    print(f"failed: {chunk}: {error}")
-                raise ConfigError(f"{len(failed)} of {chunks} chunk(s) could not be fully processed (listed above); "
-                                  "load the document again once the cause is fixed")
-            print(f"extraction finished for {len(ids)} document(s)")
+            await follow(prog, api, args, ids, names)
 
     return run(prog, args, body)
+
+
+async def follow(prog: str, api: Api, args: argparse.Namespace, ids: list[str], names: dict[str, str]) -> None:
+    """--wait: follow every document until it is done or failed, say which, and fail (exit 1) when any
+    document failed or did not finish within --timeout."""
+    progress = (0, 0)
+    deadline = time.monotonic() + args.timeout
+    try:
+        with tqdm(total=1, unit="chunk", desc="extracting", disable=None) as bar:
+            def show(done: int, chunks: int) -> None:
+                nonlocal progress
+                progress = (done, chunks)
+                bar.total, bar.n = max(chunks, 1), done
+                bar.refresh()
+            settlement = await settle(api, args.flow_id, ids, args.collection, args.timeout, show)
+            if not settlement.unsettled:
+                await wait_for_vectors(api, args.flow_id, args.collection, settlement.indexable_chunks,
+                                       max(1.0, deadline - time.monotonic()))
+    except asyncio.CancelledError:  # Ctrl-C: asyncio.run cancels, then raises KeyboardInterrupt (exit 130)
+        print(still_extracting(prog, len(ids), args.flow_id, *progress), file=sys.stderr)
+        raise
+    for state in settlement.documents:  # an indexer's give-up may have been recorded while vectors were awaited
+        if state.settled:
+            state.failures = await document_failures(api, args.flow_id, state.document, args.collection)
+    for state in settlement.documents:
+        print(state.line(names))
+        for chunk, error in state.failures:
+            if chunk != state.document:
+                print(f"  {chunk}: {error}")
+    if not settlement.ok:
+        failed, unsettled = len(settlement.failed), len(settlement.unsettled)
+        parts = ([f"{failed} failed"] if failed else []) + (
+            [f"{unsettled} not finished after {args.timeout:g}s"] if unsettled else [])
+        raise ConfigError(f"{' and '.join(parts)} of {len(ids)} document(s) (listed above); load a failed "
+                          "document again once the cause is fixed")
+    print(f"extraction finished for {len(ids)} document(s)")
 
 
 def still_extracting(prog: str, documents: int, flow: str, done: int, chunks: int) -> str:

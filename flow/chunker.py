@@ -18,7 +18,9 @@ from tracegraph.base.documents import MARKDOWN_KINDS, read_pages
 from tracegraph.base.extraction.structure import read_structure
 from tracegraph.base.flow import Flow
 from tracegraph.base.processor import FlowProcessor
-from tracegraph.base.provenance.extraction import Component, chunk_triples, page_triples
+from tracegraph.base.provenance.extraction import (
+    Component, chunk_triples, failed_indexing_triples, page_triples,
+)
 from tracegraph.base.provenance.uris import chunk_uri, page_uri
 from tracegraph.base.specs import Client, Consumer, Parameter, Producer
 from tracegraph.base.temporal.dates import document_date, path_date
@@ -82,3 +84,10 @@ class ChunkerProcessor(FlowProcessor):
                 await flow[self.output].send(chunk)
             total += len(chunks)
         log.info("chunked %s into %d chunk(s) over %d page(s)", meta.id, total, len(pages))
+
+    async def gave_up(self, spec, message, flow: Flow, error: str) -> None:
+        """A document given up on has no chunk to mark: record it on the document itself, where
+        `--wait` looks, so the user is told instead of waiting out a timeout."""
+        if spec is self.input:
+            await flow[self.triples].send(Triples(metadata=message.metadata, triples=failed_indexing_triples(
+                message.metadata.id, self.name, error[:1000])))

@@ -10,6 +10,7 @@ from tracegraph.base.processor import FlowProcessor
 from tracegraph.base.specs import Consumer, Service
 from tracegraph.base.stores.keyword import KeywordIndex
 from tracegraph.base.stores.protocol import CollectionRef
+from tracegraph.flow.store_folder import store_folder_held
 from tracegraph.schemas.search import GraphUpdate, KeywordMatch, KeywordQueryRequest, KeywordQueryResponse
 
 
@@ -20,7 +21,9 @@ class KeywordIndexProcessor(FlowProcessor):
     query = Service("query", KeywordQueryRequest, KeywordQueryResponse, prefetch=16)
 
     async def start(self) -> None:
-        self.index = KeywordIndex(self.settings.data_dir / "keywords")
+        folder = self.settings.data_dir / "keywords"
+        await self._stack.enter_async_context(store_folder_held(self.name, folder))
+        self.index = KeywordIndex(folder)
         self._stack.push_async_callback(self.index.aclose)
         await super().start()
 

@@ -26,6 +26,7 @@ from tracegraph.base.stores.ann import AnnVectorStore
 from tracegraph.base.stores.passages import Passage, PassageIndex
 from tracegraph.base.stores.protocol import CollectionRef, VectorItem, VectorKind, VectorStore
 from tracegraph.base.stores.qdrant import QdrantVectorStore
+from tracegraph.flow.store_folder import store_folder_held
 from tracegraph.schemas.embeddings import (
     EmbeddingsRequest, EmbeddingsResponse, PassageKeywordRequest, PassageKeywordResponse, VectorMatch, VectorQueryRequest, VectorQueryResponse,
     VectorRemovalRequest, VectorRemovalResponse,
@@ -160,7 +161,9 @@ class DocumentEmbeddingsProcessor(VectorProcessor):
     keywords = Service("keyword-query", PassageKeywordRequest, PassageKeywordResponse, prefetch=32)
 
     async def start(self) -> None:
-        self.passages = PassageIndex(self.settings.data_dir / "passages")
+        folder = self.settings.data_dir / "passages"
+        await self._stack.enter_async_context(store_folder_held(self.name, folder))
+        self.passages = PassageIndex(folder)
         self._stack.push_async_callback(self.passages.aclose)
         await super().start()
 

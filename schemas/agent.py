@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from tracegraph.schemas.base import Message, ServiceResponse
-from tracegraph.schemas.fields import Question
+from tracegraph.schemas.fields import Name, Question
 from tracegraph.schemas.rdf import TripleList
 
 
@@ -29,8 +29,8 @@ class AgentRequest(Message):
     state: str | None = None
     group: list[str] | None = None
     history: list[AgentStep] = []
-    user: str = "default"
-    collection: str = "default"
+    user: Name = "default"
+    collection: Name = "default"
     streaming: bool = False
     session_id: str = ""
     explain: bool = True

@@ -10,7 +10,7 @@ from pydantic import Field, field_validator, model_validator
 
 from tracegraph.schemas.base import Message, ServiceResponse
 from tracegraph.schemas.dates import parse_instant
-from tracegraph.schemas.fields import Identifier
+from tracegraph.schemas.fields import Name
 
 MAX_ENTITY_CHARS = 500
 MAX_INTENT_CHARS = 200_000  # a change summary or diff, a work item's description
@@ -36,8 +36,8 @@ class ArchitectureRequest(Message):
     # ownership, dependencies, memory: the answer as the graph held at this valid time (any form
     # parse_instant takes; canonical UTC text after validation); None: now.
     as_of: str | None = Field(None, alias="as-of")
-    user: Identifier = "default"
-    collection: Identifier = "default"
+    user: Name = "default"
+    collection: Name = "default"
 
     @field_validator("as_of")
     @classmethod

@@ -7,6 +7,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from tracegraph.schemas.base import Message, ServiceResponse
+from tracegraph.schemas.fields import Name
 
 
 class ConfigKey(Message):
@@ -60,10 +61,10 @@ class FlowRequest(Message):
     schema_name: ClassVar[str] = "flow-request"
 
     operation: FlowOperation
-    blueprint_name: str | None = Field(None, alias="blueprint-name")
+    blueprint_name: Name | None = Field(None, alias="blueprint-name")
     blueprint_definition: str | None = Field(None, alias="blueprint-definition")
     description: str | None = None
-    flow_id: str | None = Field(None, alias="flow-id")
+    flow_id: Name | None = Field(None, alias="flow-id")
     parameters: dict[str, str] | None = None
 
 

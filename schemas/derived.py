@@ -7,14 +7,15 @@ from __future__ import annotations
 from typing import ClassVar, Literal
 
 from tracegraph.schemas.base import Message, ServiceResponse
+from tracegraph.schemas.fields import Name
 
 
 class DerivedRequest(Message):
     schema_name: ClassVar[str] = "derived-request"
 
     operation: Literal["rebuild", "status"] = "status"
-    user: str = "default"
-    collection: str = "default"
+    user: Name = "default"
+    collection: Name = "default"
 
 
 class DerivedResponse(ServiceResponse):

@@ -7,7 +7,7 @@ from typing import ClassVar
 from pydantic import Field
 
 from tracegraph.schemas.base import Message, ServiceResponse
-from tracegraph.schemas.fields import Question
+from tracegraph.schemas.fields import Name, Question
 
 
 class EmbeddingsRequest(Message):
@@ -36,8 +36,8 @@ class VectorQueryRequest(Message):
     vector: list[float] = []
     ids: list[str] = Field([], max_length=MAX_VECTOR_IDS)
     limit: int = Field(10, ge=1, le=1000)
-    user: str = "default"
-    collection: str = "default"
+    user: Name = "default"
+    collection: Name = "default"
 
 
 class VectorMatch(Message):
@@ -61,8 +61,8 @@ class VectorRemovalRequest(Message):
 
     ids: list[str] = []
     document: str | None = None
-    user: str = "default"
-    collection: str = "default"
+    user: Name = "default"
+    collection: Name = "default"
 
 
 class VectorRemovalResponse(ServiceResponse):
@@ -79,8 +79,8 @@ class PassageKeywordRequest(Message):
 
     query: Question
     limit: int = Field(20, ge=1, le=1000)
-    user: str = "default"
-    collection: str = "default"
+    user: Name = "default"
+    collection: Name = "default"
 
 
 class PassageKeywordResponse(ServiceResponse):

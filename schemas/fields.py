@@ -12,6 +12,8 @@ from pydantic_core import PydanticCustomError
 QUESTION_BYTES_ENV = "TG_MAX_QUESTION_BYTES"
 DEFAULT_MAX_QUESTION_BYTES = 4096
 MAX_ID_CHARS = 1000
+MAX_NAME_CHARS = 200  # a user, collection or flow: it names folders and URIs, so it stays short
+MAX_QUERY_CHARS = 100_000  # a query language text (SPARQL) a client writes
 SHOWN_CHARS = 100
 
 
@@ -48,6 +50,8 @@ Question = Annotated[str, AfterValidator(_within_question_limit), Field(
     description=f"free text, at most {QUESTION_BYTES_ENV} UTF-8 bytes ({DEFAULT_MAX_QUESTION_BYTES} by default)")]
 
 Identifier = Annotated[str, Field(max_length=MAX_ID_CHARS)]
+Name = Annotated[str, Field(max_length=MAX_NAME_CHARS)]
+QueryText = Annotated[str, Field(max_length=MAX_QUERY_CHARS)]
 
 
 def shown(text: str, limit: int = SHOWN_CHARS) -> str:

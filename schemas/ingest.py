@@ -7,6 +7,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from tracegraph.schemas.base import Message
+from tracegraph.schemas.fields import Name
 from tracegraph.schemas.rdf import TripleList
 
 
@@ -15,8 +16,8 @@ class Metadata(Message):
 
     id: str
     root: str
-    user: str = "default"
-    collection: str = "default"
+    user: Name = "default"
+    collection: Name = "default"
     time: str = ""  # the root document's library time, stamped on provenance activities
     date: str = ""  # the root document's own date (its metadata, or a dating line in its text): valid-from
 

@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from tracegraph.schemas.base import Message, ServiceResponse
-from tracegraph.schemas.fields import Identifier
+from tracegraph.schemas.fields import Identifier, Name
 
 LibrarianOperation = Literal[
     "add-document", "get-document-metadata", "get-document-content", "list-documents",
@@ -26,8 +26,8 @@ class DocumentMetadata(Message):
     date: str = ""  # the document's own date (YYYY-MM-DD or ISO 8601): when its facts start to hold
     source: str = Field("", alias="source-url")
     tags: list[str] = []
-    user: Identifier = "default"
-    collection: Identifier = "default"
+    user: Name = "default"
+    collection: Name = "default"
     document_type: str = Field("source", alias="document-type")  # "source" or "answer"
     size: int = 0
 
@@ -36,9 +36,9 @@ class ProcessingMetadata(Message):
     id: Identifier = ""  # the librarian mints "<document>/processing/<flow>" when empty
     document_id: Identifier = Field(alias="document-id")
     time: str = ""
-    flow: Identifier = "default"
-    user: Identifier = "default"
-    collection: Identifier = "default"
+    flow: Name = "default"
+    user: Name = "default"
+    collection: Name = "default"
     tags: list[str] = []
 
 
@@ -51,8 +51,8 @@ class LibrarianRequest(Message):
     document_metadata: DocumentMetadata | None = Field(None, alias="document-metadata")
     processing_metadata: ProcessingMetadata | None = Field(None, alias="processing-metadata")
     content: str | None = None  # base64
-    user: Identifier = "default"
-    collection: Identifier | None = None
+    user: Name = "default"
+    collection: Name | None = None
 
 
 class RemovalCounts(Message):

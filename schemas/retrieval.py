@@ -8,7 +8,7 @@ from pydantic import Field, field_validator
 
 from tracegraph.schemas.base import Message, ServiceResponse
 from tracegraph.schemas.dates import parse_instant
-from tracegraph.schemas.fields import Question
+from tracegraph.schemas.fields import Name, Question
 from tracegraph.schemas.rdf import TripleList
 
 
@@ -16,8 +16,8 @@ class RagRequest(Message):
     """What a GraphRAG and a Document RAG request share: the question, whose collection, and how to answer."""
 
     query: Question
-    user: str = "default"
-    collection: str = "default"
+    user: Name = "default"
+    collection: Name = "default"
     streaming: bool = False
     explain: bool = True  # False: no explain events are sent or stored (the answer is unchanged)
     parent_uri: str | None = Field(None, alias="parent-uri")  # set by agent tools: the Question derives from it

@@ -8,7 +8,7 @@ from typing import ClassVar, Literal, get_args
 from pydantic import Field, field_validator, model_validator
 
 from tracegraph.schemas.base import Message, ServiceResponse
-from tracegraph.schemas.fields import Question
+from tracegraph.schemas.fields import Name, Question
 from tracegraph.schemas.ingest import Metadata
 from tracegraph.schemas.retrieval import RagRequest, RagResponse
 from tracegraph.schemas.rdf import Triple, TripleList
@@ -41,8 +41,8 @@ class KeywordQueryRequest(Message):
     schema_name: ClassVar[str] = "keyword-query-request"
 
     query: Question
-    user: str = "default"
-    collection: str = "default"
+    user: Name = "default"
+    collection: Name = "default"
     limit: int = Field(20, ge=1, le=1000)
 
 

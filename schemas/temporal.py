@@ -10,7 +10,7 @@ from pydantic import Field, field_validator, model_validator
 
 from tracegraph.schemas.dates import parse_instant
 from tracegraph.schemas.base import Message, ServiceResponse
-from tracegraph.schemas.fields import Identifier
+from tracegraph.schemas.fields import Identifier, Name
 from tracegraph.schemas.rdf import Term
 
 MAX_TEMPORAL_FACTS = 100_000
@@ -36,8 +36,8 @@ class TemporalRequest(Message):
     axis: Literal["valid", "recorded"] = "valid"
     subject: str | None = Field(None, max_length=2000)  # only facts about this entity IRI
     limit: int = Field(1000, ge=1, le=MAX_TEMPORAL_FACTS)
-    user: Identifier = "default"
-    collection: Identifier = "default"
+    user: Name = "default"
+    collection: Name = "default"
 
     @field_validator("at", "known", "to")
     @classmethod
@@ -118,8 +118,8 @@ class ReviewRequest(Message):
     status: Literal["pending", "approved", "rejected", "all"] = "pending"
     reviewer: Identifier = ""  # set by the gateway from the caller's token
     limit: int = Field(1000, ge=1, le=MAX_TEMPORAL_FACTS)
-    user: Identifier = "default"
-    collection: Identifier = "default"
+    user: Name = "default"
+    collection: Name = "default"
 
     @model_validator(mode="after")
     def _ids(self) -> "ReviewRequest":

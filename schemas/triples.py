@@ -7,6 +7,7 @@ from typing import Annotated, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from tracegraph.schemas.base import Message, ServiceResponse
+from tracegraph.schemas.fields import Identifier, Name, QueryText
 from tracegraph.schemas.rdf import IriTerm, Term, TripleList
 
 
@@ -28,8 +29,8 @@ class TriplesQueryRequest(Message):
     o: Term | None = None
     g: str | None = None
     limit: int = Field(10_000, ge=1, le=1_000_000)
-    user: str = "default"
-    collection: str = "default"
+    user: Name = "default"
+    collection: Name = "default"
     around: list[Annotated[str, Field(min_length=1)]] = Field([], max_length=MAX_AROUND_NODES)
 
     @model_validator(mode="after")
@@ -55,10 +56,10 @@ class TriplesQueryResponse(ServiceResponse):
 class SparqlQueryRequest(Message):
     schema_name: ClassVar[str] = "sparql-query-request"
 
-    query: str
+    query: QueryText
     limit: int = Field(10_000, ge=1, le=1_000_000)
-    user: str = "default"
-    collection: str = "default"
+    user: Name = "default"
+    collection: Name = "default"
     timeout: float | None = Field(None, gt=0, le=300)  # seconds; None: the processor's default (30)
 
 
@@ -86,9 +87,9 @@ class DocumentRemovalRequest(Message):
 
     schema_name: ClassVar[str] = "document-removal-request"
 
-    document: str
-    user: str = "default"
-    collection: str = "default"
+    document: Identifier
+    user: Name = "default"
+    collection: Name = "default"
 
 
 class DocumentRemovalResponse(ServiceResponse):
@@ -117,8 +118,8 @@ class GraphEditRequest(Message):
     drop_subjects: list[Annotated[str, Field(min_length=1)]] = Field([], max_length=MAX_EDIT_TRIPLES)
     drop_all: bool = False
     add: TripleList = Field([], max_length=MAX_EDIT_TRIPLES)
-    user: str = "default"
-    collection: str = "default"
+    user: Name = "default"
+    collection: Name = "default"
 
     @model_validator(mode="after")
     def _only_this_graph(self) -> "GraphEditRequest":

@@ -11,6 +11,7 @@ from typing import Any, Generic, TypeVar
 import pydantic_core
 from pydantic import TypeAdapter, ValidationError
 
+from tracegraph.base.error_text import bounded, field_problem
 from tracegraph.base.errors import DecodeError, SchemaMismatch
 from tracegraph.schemas.base import Message
 
@@ -111,11 +112,10 @@ def _summarise(exc: ValidationError, limit: int = 3) -> str:
     """The first few field errors, each as `field.path: message`."""
     parts = []
     for err in exc.errors(include_input=False)[:limit]:
-        where = ".".join(str(p) for p in err["loc"]) or "body"
         hint = " (not valid Unicode)" if err["type"] == "json_invalid" and _UNICODE_TROUBLE.search(err["msg"]) else ""
-        parts.append(f"{where}: {err['msg']}{hint}")
+        parts.append(f"{field_problem(err)}{hint}")
     more = exc.error_count() - limit
-    return "; ".join(parts) + (f" (+{more} more)" if more > 0 else "")
+    return bounded("; ".join(parts) + (f" (+{more} more)" if more > 0 else ""))
 
 
 def _replace_surrogates(value: Any) -> Any:

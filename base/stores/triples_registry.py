@@ -35,6 +35,11 @@ def open_triple_store(engine: str = "oxigraph", *, data_dir: Path = Path("tg-dat
     return cls(Path(data_dir) / "triples")
 
 
+def local_folder_for(settings) -> Path | None:
+    """The folder the triple store keeps on this machine (oxigraph), or None for a store server."""
+    return None if settings.triples_engine == "cassandra" else Path(settings.data_dir) / "triples"
+
+
 def triple_store_for(settings) -> TripleStore:
     """The triple store a processor's RuntimeSettings name (TG_TRIPLES_ENGINE, TG_CASSANDRA_HOSTS, data dir)."""
     return open_triple_store(settings.triples_engine, data_dir=settings.data_dir,

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from tracegraph.base.client import RequestClient
+from tracegraph.base.error_text import field_problem
 from tracegraph.base.errors import ConfigError
 from tracegraph.flow.gateway.auth import Identity
 from tracegraph.flow.gateway.refusals import GatewayError
@@ -29,14 +30,9 @@ if TYPE_CHECKING:
 
 
 def validation_message(exc: ValidationError) -> str:
-    """The first problem, with where it is: `request.query: Field required`. A schema's own check
-    speaks for itself (`at: 'yesterday' is not a date; …`), without pydantic's "Value error, "."""
-    first = exc.errors()[0]
-    where = ".".join(str(p) for p in first["loc"])
-    if first["type"] == "value_error" and "error" in first.get("ctx", {}):
-        message = str(first["ctx"]["error"])
-        return message if not where or message.startswith(f"{where}:") else f"{where}: {message}"
-    return f"{where or 'body'}: {first['msg']}"
+    """The first problem, with where it is: `request.query: Field required`, `collection: at most 200
+    characters`. A schema's own check speaks for itself (`at: 'yesterday' is not a date; …`)."""
+    return field_problem(exc.errors(include_input=False)[0])
 
 
 def _validate(request_type: type[Message], body: Any, identity: Identity, workspace: str | None,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from tracegraph.base.error_text import public_message
+from tracegraph.base.error_text import bounded, bounded_error, bounded_traceback, public_message
 from tracegraph.base.errors import DecodeError, RemoteError
 
 log = logging.getLogger(__name__)
@@ -53,11 +53,12 @@ def failure_of(exc: Exception) -> GatewayError:
     if type_ in STATUS_OF_TYPE:
         return GatewayError(STATUS_OF_TYPE[type_], type_, public_message(type_, exc))
     if isinstance(exc, DecodeError):
-        return GatewayError(502, "bad-response", f"a service sent a response the gateway cannot read: {exc}")
+        return GatewayError(502, "bad-response",
+                            f"a service sent a response the gateway cannot read: {bounded(str(exc))}")
     if isinstance(exc, ConnectionError) or _from_broker_library(exc):
         return GatewayError(503, "unavailable",
-                            f"the message bus is unavailable ({type(exc).__name__}: {exc}); try again")
-    log.error("unexpected failure while serving a request", exc_info=exc)
+                            f"the message bus is unavailable ({bounded_error(exc)}); try again")
+    log.error("unexpected failure while serving a request\n%s", bounded_traceback(exc))
     return GatewayError(500, "internal-error", f"internal error ({type(exc).__name__}); see the gateway's log")
 
 

@@ -22,13 +22,14 @@ from tracegraph.base.provenance.vocab import RDF, TG
 from tracegraph.base.stores.graph_edit import replace_in_graph
 from tracegraph.base.stores.protocol import SOURCE_GRAPH, CollectionRef, TripleStore
 from tracegraph.base.stores.terms import read_nquads
-from tracegraph.base.stores.triples_registry import triple_store_for
+from tracegraph.base.stores.triples_registry import local_folder_for, triple_store_for
 from tracegraph.base.review.queue import Approved, decide, enqueue, list_items
 from tracegraph.base.temporal.keeper import Admission, Attribution, HistoryKeeper
 from tracegraph.base.temporal.records import quoted_fact
 from tracegraph.flow.triples.temporal import answer as temporal_answer
 from tracegraph.flow.triples.functional import functional_predicates
 from tracegraph.flow.triples.removal import remove_document
+from tracegraph.flow.store_folder import store_folder_held
 from tracegraph.schemas.ingest import Metadata, Triples, TriplesBatch
 from tracegraph.schemas.rdf import Triple, fact_key, iri, node_iris
 from tracegraph.schemas.search import GraphUpdate
@@ -94,6 +95,10 @@ class TriplesProcessor(FlowProcessor):
         self.history: HistoryKeeper | None = None
 
     async def start(self) -> None:
+        folder = local_folder_for(self.settings)
+        if folder is not None:  # before the store opens and before joining any flow
+            await self._stack.enter_async_context(store_folder_held(
+                self.name, folder, "use a Cassandra cluster (TG_TRIPLES_ENGINE=cassandra, TG_CASSANDRA_HOSTS)"))
         self.store = triple_store_for(self.settings)
         self._stack.push_async_callback(self.store.aclose)
         if self.settings.history:

@@ -28,7 +28,6 @@ from support.cluster import PROCESSES, Cluster
 from support.fault_corpus import write_corpus
 from support.ingest import CORPUS
 from support.names import vhost_of
-from support.procs import tg
 
 pytestmark = [pytest.mark.rabbitmq, pytest.mark.faults, pytest.mark.timeout(300)]
 
@@ -180,13 +179,7 @@ def env(rabbitmq_url: str, tmp_path_factory: pytest.TempPathFactory):
     corpus = write_corpus(work / "corpus") + [CORPUS / "CODEOWNERS", CORPUS / "adr-0007-skyline-storage-gateway.md"]
 
     async def start() -> Env:
-        for name in PROCESSES:
-            cluster.start(name)
-        await cluster.wait_joined(["config", "gateway"])
-        started = tg("tg-start-flow", "-u", cluster.gateway, "--token", cluster.tokens["admin"],
-                     "-n", "default", "-i", "default")
-        assert started.returncode == 0 or "already running" in started.stderr, started.stderr
-        await cluster.wait_joined([n for n in PROCESSES if n not in ("config", "gateway")])
+        await cluster.start_all(PROCESSES)
         api = Api(cluster.gateway, token=cluster.tokens["user0"], timeout=120)
         began = time.monotonic()
         ids = await ingest(api, corpus)

@@ -78,8 +78,10 @@ async def test_llm_extraction_retries_malformed_json_and_records_failures(tmp_pa
             code, out, err = await tg_async("tg-load-text", "-u", api.url, str(tmp_path / "orbis.md"), "--wait",
                                             "--timeout", "60")
             # (the CLI loads the file by its path: its own document and chunk, failing the same way)
-            assert code == 1 and re.search(r"failed: urn:chunk:\S+: kg-extract: no valid JSON", out), (out, err)
-            assert "1 of 1 chunk(s) could not be fully processed" in err
+            assert code == 1 and re.search(r"^failed: \S*orbis\.md \(urn:\S+\): 1 of 1 chunk\(s\) not fully processed: "
+                                           r"kg-extract: no valid JSON", out, re.M), (out, err)
+            assert re.search(r"^  urn:chunk:\S+: kg-extract: no valid JSON", out, re.M), out
+            assert "1 failed of 1 document(s)" in err
 
             stub.fail("/v1/chat/completions", *[Fail(503)] * 12)
             down = await load_and_wait(api, one_chunk(tmp_path, "corvid.md", "Corvid Analytics builds Skyline."))

@@ -10,7 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from support.procs import BIN, free_port
+from support.procs import BIN, free_port, tg
 
 # What ingest, GraphRAG and its explain trace need; config first, the gateway last.
 PROCESSES = ["config", "librarian", "triples", "keyword-index", "embeddings", "graph-embeddings",
@@ -73,6 +73,17 @@ class Cluster:
             if time.monotonic() > deadline:
                 raise AssertionError(f"not joined after {timeout:g}s: {waiting}")
             await asyncio.sleep(0.2)
+
+    async def start_all(self, names: list[str]) -> None:
+        """Start every named process, the default flow once config and the gateway are up, and wait until the
+        rest have joined it."""
+        for name in names:
+            self.start(name)
+        await self.wait_joined(["config", "gateway"])
+        started = tg("tg-start-flow", "-u", self.gateway, "--token", self.tokens["admin"], "-n", "default",
+                     "-i", "default")
+        assert started.returncode == 0 or "already running" in started.stderr, started.stderr
+        await self.wait_joined([n for n in names if n not in ("config", "gateway")])
 
     def signal(self, name: str, sig: int) -> None:
         proc = self.procs[name]

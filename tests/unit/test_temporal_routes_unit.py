@@ -180,7 +180,7 @@ async def test_get_temporal_reaches_the_service_bound_to_the_callers_user(tmp_pa
     ("user=alice", 403, "access-denied", "user 'bob' may not act for user 'alice'"),
     ("workspace=alice&collection=research", 403, "access-denied", "may not act for user 'alice'"),
     ("at=2025-01-01&flow=nope", 404, "unknown-flow", "nope"),
-    ("subject=" + "%C2%80" * 2001, 400, "bad-request", "subject: String should have at most 2000 characters"),
+    ("subject=" + "%C2%80" * 2001, 400, "bad-request", "subject: at most 2,000 characters"),
 ])
 async def test_bad_temporal_queries_are_refused_by_name(tmp_path, query, status, type_, words):
     async with gateway(tmp_path) as (url, stand_ins):
