@@ -24,7 +24,7 @@ from tracegraph.base.extraction.names import KIND_WORDS, canonical_name, handles
 from tracegraph.base.extraction.vocabulary import ALIAS
 from tracegraph.base.provenance.uris import ENTITY_BASE, entity_uri, relation_uri
 from tracegraph.base.provenance.vocab import RDF, RDFS, TG
-from tracegraph.base.retrieval.names import question_names
+from tracegraph.base.retrieval.names import CALENDAR_WORDS, question_names
 from tracegraph.base.retrieval.passage_graph import without_qualifier
 from tracegraph.schemas.rdf import IriTerm, LiteralTerm, literal
 
@@ -43,9 +43,7 @@ COMMON_WORDS = frozenset("""
     people person everyone anybody today yesterday tomorrow week weeks month months year years day days
     current currently now new old main top recent recently last ago
 """.split()) | frozenset(KIND_WORDS) | frozenset(w + "s" for w in KIND_WORDS)
-_CALENDAR = frozenset("""january february march april may june july august september october november december
-monday tuesday wednesday thursday friday saturday sunday""".split())
-_STOP = frozenset(STOP_WORDS) | COMMON_WORDS | _CALENDAR
+_STOP = frozenset(STOP_WORDS) | COMMON_WORDS | CALENDAR_WORDS
 _KINDS = frozenset(KIND_WORDS)
 _WORD = re.compile(r"[^\W_](?:[\w'’.&+/-]*[^\W_])?")
 _POSSESSIVE = re.compile(r"['’]s$")

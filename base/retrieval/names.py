@@ -26,7 +26,7 @@ in on at for from by with of to as into onto upon about over under after before 
 across along around near between among against within without via per toward towards behind beyond both either
 neither all any some each every many much most more other another one name list give tell show find identify
 describe explain compare please besides according hi hello there here""".split())
-_CALENDAR = frozenset("""january february march april may june july august september october november december
+CALENDAR_WORDS = frozenset("""january february march april may june july august september october november december
 monday tuesday wednesday thursday friday saturday sunday""".split())
 
 _QUOTED = re.compile(
@@ -197,7 +197,7 @@ def _is_name(run: Run, opening: bool) -> bool:
     common word is a title ("The Who", "Will", "Hello"), unless it is one letter ("I")."""
     words = [_bare(t).rstrip(".") for t in run]
     named = [w for w in words if w and not w[0].isdigit() and w.lower() not in _CONNECTORS]
-    if not named or all(w.lower() in _CALENDAR for w in named):
+    if not named or all(w.lower() in CALENDAR_WORDS for w in named):
         return False  # "May 2010" is a date
     if len(words) == 1:
         word = words[0]

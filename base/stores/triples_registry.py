@@ -15,6 +15,7 @@ ENGINES: dict[str, str] = {
 }
 
 EXTRAS = {"cassandra": "tracegraph[cassandra]"}
+FOLDER = "triples"  # the oxigraph store's folder inside the data folder
 
 
 def open_triple_store(engine: str = "oxigraph", *, data_dir: Path = Path("tg-data"),
@@ -32,12 +33,12 @@ def open_triple_store(engine: str = "oxigraph", *, data_dir: Path = Path("tg-dat
         if not hosts:
             raise ConfigError("the cassandra triple-store engine needs at least one host (TG_CASSANDRA_HOSTS)")
         return cls(hosts, keyspace)
-    return cls(Path(data_dir) / "triples")
+    return cls(Path(data_dir) / FOLDER)
 
 
 def local_folder_for(settings) -> Path | None:
     """The folder the triple store keeps on this machine (oxigraph), or None for a store server."""
-    return None if settings.triples_engine == "cassandra" else Path(settings.data_dir) / "triples"
+    return None if settings.triples_engine == "cassandra" else Path(settings.data_dir) / FOLDER
 
 
 def triple_store_for(settings) -> TripleStore:
