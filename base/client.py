@@ -53,6 +53,12 @@ class RequestClient(Generic[Q, R]):
     was lost (its responses may never come), pending requests fail with `ServiceUnavailable`
     instead of waiting out `timeout`. Each request expires in the broker's queue after
     `timeout`, so a service that comes back does not work for callers long gone.
+
+    Once requests failed that way, the service is marked down for `unavailable_after` seconds:
+    a request sent meanwhile fails at once if the broker still counts no consumer, so the
+    requests queued behind the first (a service's prefetch at a time) do not each wait their
+    own `unavailable_after`. Any response, or a consumer seen again, clears the mark. A publish
+    the broker does not take within `unavailable_after` (its connection is down) fails the same way.
     """
 
     def __init__(self, backend: Backend, request_topic: Topic, response_topic: Topic,
@@ -72,6 +78,7 @@ class RequestClient(Generic[Q, R]):
         self._stack = AsyncExitStack()
         self._reader: asyncio.Task[None] | None = None
         self._watcher: asyncio.Task[None] | None = None
+        self._down_until = 0.0  # loop time until which the service counts as gone; 0: not marked
 
     async def start(self) -> "RequestClient[Q, R]":
         deliveries = await self._stack.enter_async_context(self.backend.subscribe(
@@ -96,12 +103,15 @@ class RequestClient(Generic[Q, R]):
     async def _route(self, deliveries: AsyncIterator[Delivery]) -> None:
         pending = self._pending
         async for delivery in deliveries:
+            self._down_until = 0.0  # the service answers
             waiting = pending.get(delivery.properties.get("id", ""))
             if waiting is not None:
                 waiting.deliver(delivery)
 
     async def _send(self, request: Q, deliver: Callable[[Delivery], None],
                     fail: Callable[[BaseException], None], ttl: float, final_only: bool = False) -> str:
+        if self._down_until:
+            await self._refuse_while_down()
         request_id = next(self._ids)
         self._pending[request_id] = _Pending(deliver, fail, self.backend.epoch)
         body, props = codec.encode(request, {"id": request_id, FINAL_ONLY: "1"} if final_only else {"id": request_id})
@@ -121,15 +131,49 @@ class RequestClient(Generic[Q, R]):
         patience = min(self.unavailable_after, ttl)
         give_up = loop.time() + patience
         pause = 0.05
+        unrouted = False
         while True:
             try:
-                await self.backend.publish(self.request_topic, body, props, ttl=ttl)
+                async with asyncio.timeout_at(give_up):  # a lost broker connection waits no longer
+                    await self.backend.publish(self.request_topic, body, props, ttl=ttl)
                 return
+            except TimeoutError:
+                if unrouted:
+                    self._mark_down()
+                    raise self._nobody_serving(patience) from None
+                raise ServiceUnavailable(f"the message bus did not take a request for {self.request_topic} "
+                                         f"within {patience:g}s: is the broker reachable? try again") from None
             except NoRoute as exc:
+                unrouted = True
                 if loop.time() + pause > give_up:
+                    self._mark_down()
                     raise self._nobody_serving(patience) from exc
             await asyncio.sleep(pause)
             pause = min(pause * 2, 0.5)
+
+    async def _refuse_while_down(self) -> None:
+        """Fail at once while the service is marked down and the broker still counts no consumer."""
+        if asyncio.get_running_loop().time() >= self._down_until:
+            self._down_until = 0.0  # the window passed: this request waits its own `unavailable_after`
+            return
+        count = await self._consumers()
+        if count == 0:
+            self._mark_down()  # still gone: keep failing fast
+            raise self._nobody_serving(self.unavailable_after)
+        if count is not None:
+            self._down_until = 0.0
+
+    def _mark_down(self) -> None:
+        self._down_until = asyncio.get_running_loop().time() + self.unavailable_after
+
+    async def _consumers(self) -> int | None:
+        """The service's consumer count, None when the broker cannot tell (soon enough)."""
+        try:
+            async with asyncio.timeout(self.unavailable_after):  # a hung broker cannot hold callers
+                return await self.backend.consumers(self.request_topic, SERVICE_SUBSCRIPTION)
+        except Exception as exc:  # the watcher must outlive a broker hiccup, or callers wait the full timeout
+            log.debug("cannot count consumers of %s: %s", self.request_topic, exc)
+            return None
 
     async def _watch(self) -> None:
         """Fail pending requests that cannot be answered: no consumer for `unavailable_after`
@@ -142,15 +186,12 @@ class RequestClient(Generic[Q, R]):
             epoch = self.backend.epoch
             self._fail_where(lambda p: p.epoch < epoch, lambda: ServiceUnavailable(
                 f"the broker connection was lost while waiting for {self.request_topic}; try again"))
-            try:
-                count = await self.backend.consumers(self.request_topic, SERVICE_SUBSCRIPTION)
-            except Exception as exc:  # the watcher must outlive a broker hiccup, or callers wait the full timeout
-                log.debug("cannot count consumers of %s: %s", self.request_topic, exc)
-                count = None
+            count = await self._consumers()
             if count is None or count > 0:
                 alive_at = loop.time()
                 continue
             if loop.time() - alive_at >= self.unavailable_after:
+                self._mark_down()
                 self._fail_where(lambda p: True, lambda: self._nobody_serving(self.unavailable_after))
 
     def _nobody_serving(self, seconds: float) -> ServiceUnavailable:

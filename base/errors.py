@@ -8,8 +8,10 @@
      │    └── SchemaMismatch      a valid body of another schema than expected
      ├── RequestTimeout           no (further) response within the deadline
      ├── TransientError           worth retrying: the message is redelivered later
-     │    └── ServiceUnavailable  no live consumer serves the request (or it died mid-answer)
-     │         └── NoRoute        a request no queue took: its service is not (yet) subscribed
+     │    ├── ServiceUnavailable  no live consumer serves the request (or it died mid-answer)
+     │    │    └── NoRoute        a request no queue took: its service is not (yet) subscribed
+     │    └── OutOfSpace          a store's disk is full: retried without limit, never given up
+     ├── DiskFullRefusal          a document refused at the door: the disk is (nearly) full
      ├── RemoteError(type, msg)   the service answered with an Error response
      └── ConfigError              bad settings, unknown flow / blueprint / processor
           ├── UnknownCollection   a question for a collection nothing was ever loaded into
@@ -17,6 +19,9 @@
 """
 
 from __future__ import annotations
+
+import errno
+import sqlite3
 
 
 class TraceGraphError(Exception):
@@ -107,9 +112,52 @@ class NoRoute(ServiceUnavailable):
     subscribed) in this flow. Nothing was stored, so sending it again later cannot duplicate it."""
 
 
+class OutOfSpace(TransientError):
+    """A store could not write because its disk (or filesystem) is full. It passes once space is
+    freed, so a consumer keeps its message and retries without limit instead of giving it up."""
+
+    error_type = "out-of-space"
+
+
+class DiskFullRefusal(TraceGraphError):
+    """A request refused because storing it would fill the disk (below the free-space floor, or the
+    disk already full): answered at once, since only the user can free space or retry."""
+
+    error_type = OutOfSpace.error_type
+
+
+# What each engine says when its disk is full: the OS (ENOSPC, EDQUOT) and RocksDB (an OSError with the
+# OS's text), SQLite (SQLITE_FULL), tantivy (a ValueError quoting the OS error number). Only these
+# exception types are read, so an error that quotes user input saying "disk is full" is not one.
+_OUT_OF_SPACE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+_ENGINE_TEXTS: tuple[tuple[type[BaseException], tuple[str, ...]], ...] = (
+    (OSError, ("no space left on device", "disk quota exceeded")),
+    (sqlite3.Error, ("database or disk is full",)),
+    (ValueError, (f"(os error {errno.ENOSPC})", f"(os error {errno.EDQUOT})")),
+)
+
+
+def is_out_of_space(exc: BaseException) -> bool:
+    """Whether a failure (or one it was raised from) is a full disk, whichever engine reported it."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OutOfSpace) or getattr(current, "errno", None) in _OUT_OF_SPACE_ERRNOS:
+            return True
+        if isinstance(current, RemoteError) and current.type == OutOfSpace.error_type:
+            return True
+        text = str(current)[:4000].lower()  # an engine's own words come first
+        if any(isinstance(current, kind) and any(marker in text for marker in markers)
+               for kind, markers in _ENGINE_TEXTS):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
 # Error types a service answers for a failure that may pass: a message whose handler met one is
 # redelivered later rather than given up on.
-TRANSIENT_ERROR_TYPES = frozenset({"unavailable", "timeout"})
+TRANSIENT_ERROR_TYPES = frozenset({"unavailable", "timeout", OutOfSpace.error_type})
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -118,7 +166,9 @@ def is_transient(exc: BaseException) -> bool:
         return False
     if isinstance(exc, (TransientError, RequestTimeout, BusError)):
         return True
-    return isinstance(exc, RemoteError) and exc.type in TRANSIENT_ERROR_TYPES
+    if isinstance(exc, RemoteError) and exc.type in TRANSIENT_ERROR_TYPES:
+        return True
+    return is_out_of_space(exc)  # an engine's own error for a full disk (OSError, sqlite3, tantivy)
 
 
 class QueryError(TraceGraphError):

@@ -15,7 +15,7 @@ from tracegraph.base.client import FINAL, FINAL_ONLY, RequestClient
 from tracegraph.base.error_text import bounded, bounded_error, bounded_traceback, public_message
 from tracegraph.base.errors import (
     TRANSIENT_ERROR_TYPES, ConfigError, DecodeError, RemoteError, ServiceUnavailable, TraceGraphError,
-    TransientError, is_transient,
+    OutOfSpace, TransientError, is_out_of_space, is_transient,
 )
 from tracegraph.base.specs import Client, Consumer, Parameter, Producer, Service, Spec
 from tracegraph.schemas.base import Error, Message, ServiceResponse
@@ -206,9 +206,10 @@ class Runner:
         await delivery.ack()
 
     async def _retry_later(self, delivery: Delivery, exc: Exception) -> bool:
-        """Nack after a backoff (True), unless the attempts are spent (False)."""
+        """Nack after a backoff (True), unless the attempts are spent (False). A full disk spends none:
+        it passes once space is freed, and giving the message up would lose its data for good."""
         settings = self.processor.settings
-        if delivery.attempt >= settings.max_attempts:
+        if delivery.attempt >= settings.max_attempts and not is_out_of_space(exc):
             return False
         delay = backoff(settings.retry_backoff, delivery.attempt)
         log.warning("%s: attempt %d on %r failed, retrying in %.1fs: %s", self.processor.name, delivery.attempt,
@@ -234,7 +235,8 @@ class Runner:
         # A downstream service's own error is this service's failure, except "it is away", which the
         # caller may retry (and the gateway answers with 503).
         relayed = exc.type if isinstance(exc, RemoteError) and exc.type in TRANSIENT_ERROR_TYPES else None
-        kind = getattr(exc, "error_type", None) or relayed or f"{self.processor.name}-error"
+        full = OutOfSpace.error_type if is_out_of_space(exc) else None  # an engine's own full-disk error
+        kind = getattr(exc, "error_type", None) or relayed or full or f"{self.processor.name}-error"
         await self.refuse(delivery, Error(type=kind, message=public_message(kind, exc)))  # the log has the detail
 
     async def handle(self, message: Message, delivery: Delivery) -> None:

@@ -48,6 +48,8 @@ class RuntimeSettings(BaseSettings):
         "or Qdrant local mode (exact scan, for small data)")
     qdrant_api_key: SecretStr | None = Field(None, description="Qdrant server API key")
     max_document_bytes: int = Field(50 * 1024 * 1024, ge=1, description="largest document the librarian takes")
+    min_free_mb: int = Field(100, ge=0, description="megabytes the librarian keeps free on its data disk: a "
+                             "document that would leave less is refused (0 = no floor)")
 
     # Models
     llm_url: str | None = Field(None, description="OpenAI-compatible endpoint (…/v1); unset = offline")
@@ -73,6 +75,9 @@ class RuntimeSettings(BaseSettings):
     community_seed: int = Field(42, description="Leiden's random seed: the same graph and seed give the same communities")
     derived_settle: float = Field(10.0, ge=0, description="seconds the community and RAPTOR processors wait for "
                                   "more graph updates to absorb in one refresh after the first")
+    derived_reconcile: float = Field(120.0, ge=0, description="seconds between the community and RAPTOR "
+                                     "processors' checks that their structure covers every entity and passage "
+                                     "of each collection they keep (a gap is repaired); 0 = never check")
     embed_batch_window: float = Field(0.02, ge=0, description="seconds the vector processors wait for more "
                                       "messages to index together after a batch's first")
     embed_batch_size: int = Field(64, ge=1, le=1024, description="texts the vector processors index in one batch "
@@ -107,6 +112,8 @@ def add_runtime_arguments(parser: argparse.ArgumentParser, buses: tuple[str, ...
     group.add_argument("--data-dir", type=Path, help="data directory for embedded stores [TG_DATA_DIR, ./tg-data]")
     group.add_argument("--request-timeout", type=float, help="seconds to wait for a response [60]")
     group.add_argument("--max-attempts", type=int, help="deliveries of a message before giving up [10]")
+    group.add_argument("--min-free-mb", type=int,
+                       help="megabytes the librarian keeps free on its data disk, refusing documents below [100]")
     group.add_argument("--unavailable-timeout", type=float,
                        help="seconds before a request to a service with no live consumer fails [4.5]")
     group.add_argument("--log-level", help="DEBUG, INFO, WARNING… [INFO]")

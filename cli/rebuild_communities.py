@@ -34,6 +34,7 @@ def print_status(service: str, collection: str, final: dict) -> None:
     counts = final.get("counts") or {}
     if not any(counts.values()):
         print(f"{collection}: no {what} yet (the graph may be empty)")
+        print_coverage(service, final)
         return
     print(f"{collection}: {what}: " + ", ".join(f"{name} {count:,}" for name, count in sorted(counts.items())))
     details = [f"last run {final['mode']}" if final.get("mode") else "",
@@ -41,3 +42,16 @@ def print_status(service: str, collection: str, final: dict) -> None:
                f"summaries: {final['method']}" if final.get("method") else ""]
     if any(details):
         print("  " + "; ".join(d for d in details if d))
+    print_coverage(service, final)
+
+
+def print_coverage(service: str, final: dict) -> None:
+    """`coverage: 92 of 92 passages in the tree (current)`: what the structure covers of the collection."""
+    coverage, kind = final.get("coverage") or {}, "passages" if service == "raptor" else "entities"
+    if f"{kind}-total" not in coverage:
+        return
+    where = "in the tree" if service == "raptor" else "in communities"
+    line = f"  coverage: {coverage[f'{kind}-covered']:,} of {coverage[f'{kind}-total']:,} {kind} {where}"
+    if coverage.get(f"{kind}-gone-but-kept"):
+        line += f", {coverage[f'{kind}-gone-but-kept']:,} gone but kept"
+    print(line + (f" ({final['state']})" if final.get("state") else ""))

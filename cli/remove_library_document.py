@@ -15,6 +15,11 @@ def main(argv: list[str] | None = None) -> int:
     async def body(api: Api) -> None:
         response = await api.request("librarian", {"operation": "remove-document", "document-id": args.id})
         r = response.get("removed", {})
+        if response.get("already-removed"):
+            print(f"already removed {args.id}; swept what late work left: {r.get('chunks', 0)} chunks, "
+                  f"{r.get('vectors', 0)} vectors, {r.get('triples', 0)} triples "
+                  f"(flows: {', '.join(r.get('flows', [])) or 'none'})")
+            return
         print(f"removed {args.id}: {r.get('chunks', 0)} chunks, {r.get('vectors', 0)} vectors, "
               f"{r.get('triples', 0)} triples (flows: {', '.join(r.get('flows', [])) or 'none'})")
 

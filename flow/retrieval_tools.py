@@ -1,6 +1,7 @@
 """The retrieval Protocol (base/retrieval/tools.py) over the bus, once for every answering service:
 GraphRAG, Document RAG and search declare the same clients (RetrievingProcessor) and build their
-tools from them. A graph-update consumer keeps each process's passage graphs fresh."""
+tools from them. A graph-update consumer keeps each process's passage graphs current
+(base/retrieval/passage_upkeep.py: only the chunks an update touched are read again)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from tracegraph.base.llm.completion import Completion
 from tracegraph.base.retrieval.history import HistoryPresence, has_history
 from tracegraph.base.retrieval.labels import fetch_labels
 from tracegraph.base.retrieval.lookup_cache import LabelCache, VectorCache
-from tracegraph.base.retrieval.passage_graph import PassageGraph, PassageGraphCache
+from tracegraph.base.retrieval.passage_graph import PassageGraph
+from tracegraph.base.retrieval.passage_upkeep import PassageGraphCache
 from tracegraph.base.retrieval.tools import RetrievedChunk
 from tracegraph.base.specs import Client, Consumer
 from tracegraph.flow.answering import RagProcessor
@@ -47,6 +49,7 @@ class RetrievingProcessor(RagProcessor):
 
     async def start(self) -> None:
         self.passage_graphs = PassageGraphCache(self.settings.passage_graph_max_age)
+        self._stack.push_async_callback(self.passage_graphs.aclose)
         self.history_presence = HistoryPresence(self.settings.passage_graph_max_age)
         self.label_cache = LabelCache(max_age=self.settings.passage_graph_max_age)
         self.vector_cache = VectorCache(self.settings.retrieval_vector_cache_bytes)
@@ -55,7 +58,7 @@ class RetrievingProcessor(RagProcessor):
     @updates.handler
     async def on_graph_update(self, update: GraphUpdate, flow: Flow) -> None:
         scope = (update.metadata.user, update.metadata.collection)
-        self.passage_graphs.invalidate(scope)
+        self.passage_graphs.updated(scope, update)  # applied in the background, chunk by chunk
         self.history_presence.invalidate(scope)
         self.label_cache.invalidate(scope, update.nodes)
         await self.graph_updated(scope, update)

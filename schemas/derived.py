@@ -30,4 +30,6 @@ class DerivedResponse(ServiceResponse):
     method: str | None = None  # how summaries were written: LLM (model) or offline
     duration_ms: int | None = None
     updated: str | None = None  # when the structure last changed (xsd:dateTime)
+    coverage: dict[str, int] = {}  # `passages-covered`, `passages-total`… (entities for communities)
+    state: str | None = None  # current, behind (a gap to repair), or repairing
     end_of_stream: bool = False

@@ -73,5 +73,7 @@ class LibrarianResponse(ServiceResponse):
     processing_metadatas: list[ProcessingMetadata] | None = Field(None, alias="processing-metadatas")
     removed: RemovalCounts | None = None  # remove-document; add-document when it replaced older documents
     replaced: list[Identifier] | None = None  # add-document: the older documents at the same path it replaced
+    # remove-document: the document had been removed before; `removed` counts what this sweep found left over
+    already_removed: bool | None = Field(None, alias="already-removed")
     is_final: bool = False
     final_field: ClassVar[str] = "is_final"

@@ -99,6 +99,7 @@ class DocumentRemovalResponse(ServiceResponse):
     removed: int = 0
     chunks: list[str] = []
     orphaned_entities: list[str] = []  # entities nothing else mentions any more
+    already_removed: bool = False  # the document had been removed before: this was a sweep for leftovers
     is_final: bool = False
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import time
 from collections.abc import AsyncIterator, Callable
@@ -20,18 +19,24 @@ import tracegraph.base.bus.rabbitmq  # noqa: E402,F401
 import tracegraph.base.bus.pulsar  # noqa: E402,F401
 from tracegraph.launch.registry import PROCESSORS, processor_factory  # noqa: E402
 from support.skips import write_skip_summary  # noqa: E402
+from support.servers import (Wanted, availability, port_open, wanted_cassandra, wanted_pulsar,  # noqa: E402
+                             write_started_summary)
 
 for _name in PROCESSORS:  # every processor module and the libraries it imports
     processor_factory(_name)
 
 RABBITMQ_URL = os.environ.get("TG_RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/")
 PULSAR_URL = os.environ.get("TG_PULSAR_URL")
+PULSAR = wanted_pulsar()  # TG_PULSAR_URL, TG_START_SERVERS, TG_REQUIRE_PULSAR (see tests/support/servers.py)
+CASSANDRA_HOSTS = os.environ.get("TG_CASSANDRA_HOSTS")
+CASSANDRA = wanted_cassandra()  # TG_CASSANDRA_HOSTS, TG_START_SERVERS, TG_REQUIRE_CASSANDRA
 REQUIRE_RABBITMQ = os.environ.get("TG_REQUIRE_RABBITMQ") == "1"
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
     """Say at the end of every run what was skipped and why: a missing browser or broker is no silent pass."""
     write_skip_summary(terminalreporter)
+    write_started_summary(terminalreporter)
 
 
 @pytest.fixture(autouse=True)
@@ -64,28 +69,20 @@ def _is_coroutine_test(request: pytest.FixtureRequest) -> bool:
     return inspect.iscoroutinefunction(getattr(request, "function", None))
 
 
-def _port_open(host: str, port: int) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=0.5):
-            return True
-    except OSError:
-        return False
-
-
 @pytest.fixture(scope="session")
 def rabbitmq_url() -> str:
     """A reachable RabbitMQ; started with `rabbitmq-server -detached` if it is local and down.
 
     On a local broker each test session gets a vhost of its own (deleted at the end), so sessions
     that run at once (a developer's and CI's, say) never consume each other's requests."""
-    if not _port_open("127.0.0.1", 5672) and "127.0.0.1" in RABBITMQ_URL and shutil.which("rabbitmq-server"):
+    if not port_open("127.0.0.1", 5672) and "127.0.0.1" in RABBITMQ_URL and shutil.which("rabbitmq-server"):
         subprocess.run(["rabbitmq-server", "-detached"], check=False, capture_output=True)
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not _port_open("127.0.0.1", 5672):
+        while time.monotonic() < deadline and not port_open("127.0.0.1", 5672):
             time.sleep(0.5)
     host = RABBITMQ_URL.split("@")[-1].split("/")[0]
     name, _, port = host.partition(":")
-    if not _port_open(name, int(port or 5672)):
+    if not port_open(name, int(port or 5672)):
         if REQUIRE_RABBITMQ:
             pytest.fail(f"RabbitMQ required (TG_REQUIRE_RABBITMQ=1) but {host} is unreachable")
         pytest.skip(f"no RabbitMQ at {host}; set TG_RABBITMQ_URL or start rabbitmq-server")
@@ -106,6 +103,29 @@ def rabbitmq_url() -> str:
         _rabbitmqctl("delete_vhost", vhost)
 
 
+def _server_or_skip(wanted: Wanted) -> None:
+    """Start the server if the session asked for it; skip without it, or fail when TG_REQUIRE_* says so."""
+    reason = availability(wanted)
+    if reason and wanted.required:
+        pytest.fail(f"{wanted.name} required (TG_REQUIRE_{wanted.name.upper()}=1) but {reason}")
+    if reason:
+        pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def pulsar_url() -> str:
+    """A reachable Pulsar broker: TG_PULSAR_URL, or a standalone started by servers/start."""
+    _server_or_skip(PULSAR)
+    return PULSAR_URL or f"pulsar://{PULSAR.host}:{PULSAR.port}"
+
+
+@pytest.fixture(scope="session")
+def cassandra_hosts() -> str:
+    """Reachable Cassandra contact points: TG_CASSANDRA_HOSTS, or a node started by servers/start."""
+    _server_or_skip(CASSANDRA)
+    return CASSANDRA_HOSTS or CASSANDRA.host
+
+
 def _rabbitmqctl(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(["rabbitmqctl", *args], check=False, capture_output=True, timeout=60)
 
@@ -114,7 +134,7 @@ BACKENDS = [
     "inproc",
     pytest.param("rabbitmq", marks=pytest.mark.rabbitmq),
     pytest.param("pulsar", marks=[pytest.mark.pulsar,
-                                  pytest.mark.skipif(not PULSAR_URL, reason="TG_PULSAR_URL not set")]),
+                                  pytest.mark.skipif(bool(PULSAR.skip_reason), reason=str(PULSAR.skip_reason))]),
 ]
 
 
@@ -130,7 +150,7 @@ async def connect(backend_name: str, request: pytest.FixtureRequest) -> AsyncIte
     if backend_name == "rabbitmq":
         url = request.getfixturevalue("rabbitmq_url")
     elif backend_name == "pulsar":
-        url = PULSAR_URL
+        url = request.getfixturevalue("pulsar_url")
     opened: list[Backend] = []
     shared: Backend | None = None
 

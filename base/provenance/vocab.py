@@ -51,6 +51,7 @@ TG = Vocabulary("https://trustgraph.ai/ns/", """
     contains pageCount mimeType pageNumber chunkIndex charOffset charLength chunkSize chunkOverlap
     componentVersion llmModel ontology embeddingModel sourceText sourceCharOffset sourceCharLength
     elementTypes tableCount imageCount extractor extractionStatus extractionError indexingError
+    removedAt refusedMention
     Document Page Section Chunk Image Subgraph
     query concept entity edgeCount selectedEdge edge reasoning score document chunkCount selectedChunk
     EdgeSelection ChunkSelection Question Grounding Exploration Focus Synthesis Analysis Conclusion

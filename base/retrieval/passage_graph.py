@@ -9,6 +9,9 @@ normalised form (the entity IRI's slug: case, accents and punctuation folded).
 
 Edge weights favour rare entities (1 / ln(1 + passages that mention it)), so "United States"
 does not tie half the corpus together; title links count TITLE_WEIGHT times a mention.
+
+Each chunk's rows become one Passage, and the graph is assembled from Passages: a change to some
+chunks re-reads only theirs (base/retrieval/passage_upkeep.py) and gives the graph a full build would.
 """
 
 from __future__ import annotations
@@ -18,8 +21,11 @@ import logging
 import math
 import re
 import time
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import chain, repeat
+from operator import truediv
 
 import igraph
 
@@ -28,22 +34,40 @@ from tracegraph.base.errors import RemoteError
 from tracegraph.base.provenance.uris import entity_uri, relation_uri
 from tracegraph.base.provenance.vocab import DC, PROV, TG, is_knowledge, is_provenance_node
 from tracegraph.base.stores.protocol import SOURCE_GRAPH
-from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Triple
+from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Triple, iri
 
 log = logging.getLogger(__name__)
 TITLE_WEIGHT = 3.0
 # "X is a film" names a category, not a thing a walk should hop through: every film would lead to every other
 KIND_OF = relation_uri("is a")
 MAX_ROWS = 1_000_000
+CHUNK_BATCH = 200  # chunks per VALUES block when only some are read
 
-FACTS_QUERY = (f"SELECT ?chunk ?s ?p ?o WHERE {{ GRAPH <{SOURCE_GRAPH}> {{ "
-               f"?sg <{TG.contains.iri}> <<( ?s ?p ?o )>> . ?sg <{PROV.wasDerivedFrom.iri}> ?chunk . }} }}")
-MENTIONS_QUERY = (f"SELECT DISTINCT ?chunk ?e WHERE {{ GRAPH <{SOURCE_GRAPH}> {{ "
-                  f"?sg <{TG.mentions.iri}> ?e . ?sg <{PROV.wasDerivedFrom.iri}> ?chunk . }} }}")
-PASSAGES_QUERY = (f"SELECT ?chunk ?doc ?title WHERE {{ GRAPH <{SOURCE_GRAPH}> {{ "
-                  f"?chunk a <{TG.Chunk.iri}> ; <{PROV.wasDerivedFrom.iri}> ?parent . "
-                  f"OPTIONAL {{ ?parent a <{TG.Page.iri}> ; <{PROV.wasDerivedFrom.iri}> ?grand }} }} "
-                  f"BIND(COALESCE(?grand, ?parent) AS ?doc) OPTIONAL {{ ?doc <{DC.title.iri}> ?title }} }}")
+
+
+def _only(chunks: Sequence[str] | None) -> str:
+    """A VALUES block restricting ?chunk to `chunks` ("" for every chunk of the collection)."""
+    return "" if chunks is None else f"VALUES ?chunk {{ {' '.join(str(iri(c)) for c in chunks)} }} "
+
+
+def facts_query(chunks: Sequence[str] | None = None) -> str:
+    return (f"SELECT ?chunk ?s ?p ?o WHERE {{ {_only(chunks)}GRAPH <{SOURCE_GRAPH}> {{ "
+            f"?sg <{TG.contains.iri}> <<( ?s ?p ?o )>> . ?sg <{PROV.wasDerivedFrom.iri}> ?chunk . }} }}")
+
+
+def mentions_query(chunks: Sequence[str] | None = None) -> str:
+    return (f"SELECT DISTINCT ?chunk ?e WHERE {{ {_only(chunks)}GRAPH <{SOURCE_GRAPH}> {{ "
+            f"?sg <{TG.mentions.iri}> ?e . ?sg <{PROV.wasDerivedFrom.iri}> ?chunk . }} }}")
+
+
+def passages_query(chunks: Sequence[str] | None = None) -> str:
+    return (f"SELECT ?chunk ?doc ?title WHERE {{ {_only(chunks)}GRAPH <{SOURCE_GRAPH}> {{ "
+            f"?chunk a <{TG.Chunk.iri}> ; <{PROV.wasDerivedFrom.iri}> ?parent . "
+            f"OPTIONAL {{ ?parent a <{TG.Page.iri}> ; <{PROV.wasDerivedFrom.iri}> ?grand }} }} "
+            f"BIND(COALESCE(?grand, ?parent) AS ?doc) OPTIONAL {{ ?doc <{DC.title.iri}> ?title }} }}")
+
+
+FACTS_QUERY, MENTIONS_QUERY, PASSAGES_QUERY = facts_query(), mentions_query(), passages_query()
 
 _QUALIFIER = re.compile(r"\s*\([^()]*\)\s*$")
 
@@ -86,8 +110,8 @@ class PassageGraph:
     fact_passages: dict[Triple, list[int]] | None = None  # see passages_of
 
     def __post_init__(self) -> None:
-        self.passage_index = {p: i for i, p in enumerate(self.passages)}
-        self.entity_index = {e: len(self.passages) + i for i, e in enumerate(self.entities)}
+        self.passage_index = dict(zip(self.passages, range(len(self.passages))))
+        self.entity_index = dict(zip(self.entities, range(len(self.passages), len(self.passages) + len(self.entities))))
 
     @property
     def empty(self) -> bool:
@@ -103,6 +127,70 @@ class PassageGraph:
         return self.graph.personalized_pagerank(directed=False, damping=damping, reset=weights, weights="weight")
 
 
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """One chunk's rows, everything the graph needs of it: its document and title, its facts, the
+    entities its subgraphs mention, and the weighted links that follow from them (entity -> weight
+    before rarity). Kept per chunk, so a change to one chunk is applied without reading the others."""
+
+    document: str
+    title: str
+    facts: tuple[Triple, ...]
+    links: dict[str, float]
+
+
+def passage(document: str, title: str, facts: Iterable[Triple], mentions: Iterable[str] = ()) -> Passage:
+    """A chunk's record: metadata facts dropped, categories ("X is a film") not linked, title links
+    weighing TITLE_WEIGHT."""
+    kept = tuple(dict.fromkeys(f for f in facts if is_knowledge(f)))
+    categories = _categories(kept)
+    links: dict[str, float] = {}
+    for entity in mentions:
+        if entity not in categories:
+            links.setdefault(entity, 1.0)
+    for fact in kept:
+        for term in (fact.s,) if fact.p.iri == KIND_OF else (fact.s, fact.o):
+            if isinstance(term, IriTerm) and not is_provenance_node(term.iri):
+                links.setdefault(term.iri, 1.0)
+    for entity in title_entities(title) if title else ():
+        links[entity] = TITLE_WEIGHT
+    return Passage(document, title, kept, links)
+
+
+def passages_from(fact_rows: Iterable[tuple[str, Triple]], passage_rows: Iterable[tuple[str, str, str]],
+                  mention_rows: Iterable[tuple[str, str]] = ()) -> dict[str, Passage]:
+    """Each chunk's Passage from (chunk, fact), (chunk, document, title) and (chunk, entity) rows; a
+    chunk named in none of them has none."""
+    documents: dict[str, tuple[str, str]] = {}
+    for chunk, document, title in passage_rows:
+        documents.setdefault(chunk, (document, title))
+    facts: dict[str, list[Triple]] = {}
+    for chunk, fact in fact_rows:
+        if is_knowledge(fact):
+            facts.setdefault(chunk, []).append(fact)
+    named: dict[str, list[str]] = {}
+    for chunk, entity in mention_rows:
+        named.setdefault(chunk, []).append(entity)
+    return {chunk: passage(*documents.get(chunk, ("", "")), facts.get(chunk, ()), named.get(chunk, ()))
+            for chunk in dict.fromkeys([*documents, *facts, *named])}
+
+
+def assemble(passages: dict[str, Passage]) -> PassageGraph:
+    """The graph of these passages from their kept links, nothing re-derived: each step a C-level pass
+    over the edges (counting, indexing, zipping), so a large collection's rebuild stays cheap."""
+    records = list(passages.values())
+    names = list(chain.from_iterable(r.links for r in records))  # each edge's entity, passage by passage
+    mentions = dict(Counter(names))  # in first-seen order, as the entities are numbered
+    offset = len(records)
+    index = dict(zip(mentions, range(offset, offset + len(mentions))))
+    sources = chain.from_iterable(repeat(i, len(r.links)) for i, r in enumerate(records))
+    graph = igraph.Graph(n=offset + len(index), edges=list(zip(sources, map(index.__getitem__, names))))
+    rarity = map(math.log, map((1).__add__, map(mentions.__getitem__, names)))  # ln(1 + passages naming it)
+    graph.es["weight"] = list(map(truediv, chain.from_iterable(r.links.values() for r in records), rarity))
+    return PassageGraph(graph, list(passages), [r.document for r in records], [r.title for r in records],
+                        list(mentions), [list(r.facts) for r in records], mentions)
+
+
 def build(fact_rows: Iterable[tuple[str, Triple]], passage_rows: Iterable[tuple[str, str, str]],
           mention_rows: Iterable[tuple[str, str]] = ()) -> PassageGraph:
     """The graph from (chunk, fact) pairs, (chunk, document, title) rows and (chunk, entity) mentions.
@@ -115,42 +203,7 @@ def build(fact_rows: Iterable[tuple[str, Triple]], passage_rows: Iterable[tuple[
     >>> g.graph.are_adjacent(1, g.entity_index[entity_uri("APA")])
     True
     """
-    documents: dict[str, tuple[str, str]] = {}
-    for chunk, document, title in passage_rows:
-        documents.setdefault(chunk, (document, title))
-    facts: dict[str, dict[Triple, None]] = {}
-    for chunk, fact in fact_rows:
-        if is_knowledge(fact):
-            facts.setdefault(chunk, {})[fact] = None
-    named: dict[str, list[str]] = {}
-    for chunk, entity in mention_rows:
-        named.setdefault(chunk, []).append(entity)
-    passages = list(dict.fromkeys([*documents, *facts, *named]))
-    links: dict[tuple[int, str], float] = {}
-    for i, chunk in enumerate(passages):
-        categories = _categories(facts.get(chunk, ()))
-        for entity in named.get(chunk, ()):
-            if entity not in categories:
-                links.setdefault((i, entity), 1.0)
-        for fact in facts.get(chunk, ()):
-            for term in (fact.s,) if fact.p.iri == KIND_OF else (fact.s, fact.o):
-                if isinstance(term, IriTerm) and not is_provenance_node(term.iri):
-                    links.setdefault((i, term.iri), 1.0)
-        title = documents.get(chunk, ("", ""))[1]
-        for entity in title_entities(title) if title else ():
-            links[(i, entity)] = TITLE_WEIGHT
-    entities = list(dict.fromkeys(entity for _, entity in links))
-    mentions: dict[str, int] = {}
-    for _, entity in links:
-        mentions[entity] = mentions.get(entity, 0) + 1
-    offset = len(passages)
-    index = {e: offset + i for i, e in enumerate(entities)}
-    graph = igraph.Graph(n=offset + len(entities), edges=[(i, index[e]) for i, e in links])
-    graph.es["weight"] = [w / math.log(1 + mentions[e]) if mentions[e] > 1 else w / math.log(2)
-                          for (_, e), w in links.items()]
-    return PassageGraph(graph, passages, [documents.get(p, ("", ""))[0] for p in passages],
-                        [documents.get(p, ("", ""))[1] for p in passages], entities,
-                        [list(facts.get(p, ())) for p in passages], mentions)
+    return assemble(passages_from(fact_rows, passage_rows, mention_rows))
 
 
 def _categories(facts: Iterable[Triple]) -> set[str]:
@@ -159,11 +212,19 @@ def _categories(facts: Iterable[Triple]) -> set[str]:
     return kinds - {t.iri for f in facts if f.p.iri != KIND_OF for t in (f.s, f.o) if isinstance(t, IriTerm)}
 
 
-async def load(tools, timeout: float = 60.0) -> PassageGraph:
-    """Build a collection's passage graph with two read-only SPARQL queries through `tools`."""
-    fact_reply = await tools.sparql(FACTS_QUERY, limit=MAX_ROWS, timeout=timeout)
-    passage_reply = await tools.sparql(PASSAGES_QUERY, limit=MAX_ROWS, timeout=timeout)
-    mention_reply = await tools.sparql(MENTIONS_QUERY, limit=MAX_ROWS, timeout=timeout)
+async def load_passages(tools, chunks: Sequence[str] | None = None, timeout: float = 60.0) -> dict[str, Passage]:
+    """The Passages of `chunks` (None: of every chunk in the collection) by three read-only SPARQL
+    queries through `tools`, in batches of CHUNK_BATCH chunks; a chunk with no rows left is absent."""
+    if chunks is not None and len(chunks) > CHUNK_BATCH:
+        found: dict[str, Passage] = {}
+        for start in range(0, len(chunks), CHUNK_BATCH):
+            found.update(await load_passages(tools, chunks[start:start + CHUNK_BATCH], timeout))
+        return found
+    if chunks is not None and not chunks:
+        return {}
+    fact_reply = await tools.sparql(facts_query(chunks), limit=MAX_ROWS, timeout=timeout)
+    passage_reply = await tools.sparql(passages_query(chunks), limit=MAX_ROWS, timeout=timeout)
+    mention_reply = await tools.sparql(mentions_query(chunks), limit=MAX_ROWS, timeout=timeout)
     fact_rows = []
     for row in fact_reply.bindings:
         chunk, s, p, o = row.get("chunk"), row.get("s"), row.get("p"), row.get("o")
@@ -176,7 +237,12 @@ async def load(tools, timeout: float = 60.0) -> PassageGraph:
             passage_rows.append((chunk.iri, doc.iri, title.value if isinstance(title, LiteralTerm) else ""))
     mention_rows = [(row["chunk"].iri, row["e"].iri) for row in mention_reply.bindings
                     if isinstance(row.get("chunk"), IriTerm) and isinstance(row.get("e"), IriTerm)]
-    return await asyncio.to_thread(build, fact_rows, passage_rows, mention_rows)
+    return await asyncio.to_thread(passages_from, fact_rows, passage_rows, mention_rows)
+
+
+async def load(tools, timeout: float = 60.0) -> PassageGraph:
+    """Build a collection's passage graph from all of its chunks' rows."""
+    return await asyncio.to_thread(assemble, await load_passages(tools, timeout=timeout))
 
 
 async def passage_graph_of(tools) -> PassageGraph | None:
@@ -190,27 +256,6 @@ async def passage_graph_of(tools) -> PassageGraph | None:
     except RemoteError as exc:
         log.warning("no passage graph (%s): ranking passages without it", exc.message[:200])
         return None
-
-
-class PassageGraphCache:
-    """One passage graph per (user, collection), rebuilt on first use after a graph update touched the
-    collection, or after `max_age` seconds (copies of a processor share one subscription to the
-    updates, so a copy may not see every update: the age bounds how stale it can be)."""
-
-    def __init__(self, max_age: float = 120.0) -> None:
-        self.max_age = max_age
-        self._graphs: dict[tuple[str, str], PassageGraph] = {}
-        self._locks: dict[tuple[str, str], asyncio.Lock] = {}
-
-    def invalidate(self, scope: tuple[str, str]) -> None:
-        self._graphs.pop(scope, None)
-
-    async def get(self, scope: tuple[str, str], tools) -> PassageGraph:
-        async with self._locks.setdefault(scope, asyncio.Lock()):
-            graph = self._graphs.get(scope)
-            if graph is None or time.monotonic() - graph.built > self.max_age:
-                graph = self._graphs[scope] = await load(tools)
-            return graph
 
 
 def passages_of(graph: PassageGraph, facts: Sequence[Triple]) -> dict[Triple, list[int]]:

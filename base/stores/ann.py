@@ -26,6 +26,7 @@ import numpy as np
 from tracegraph.base.errors import ConfigError
 from tracegraph.base.stores import ann_rows
 from tracegraph.base.stores.ann_index import SpaceIndex
+from tracegraph.base.stores.sqlite import rollback
 from tracegraph.base.stores.protocol import CollectionRef, OpenedOnEnter, latest_of_batch, VectorHit, VectorItem, VectorKind
 
 T = TypeVar("T")
@@ -251,10 +252,10 @@ class AnnVectorStore(OpenedOnEnter):
                 db.execute("BEGIN IMMEDIATE")
                 try:
                     apply = change(db)
+                    db.execute("COMMIT")
                 except BaseException:
-                    db.execute("ROLLBACK")
+                    rollback(db)  # a COMMIT that met a full disk must not leave the writer in its transaction
                     raise
-                db.execute("COMMIT")
                 apply()
         await self._run(write)
 

@@ -24,7 +24,8 @@ from typing import TypeVar
 
 import pyoxigraph as ox
 
-from tracegraph.base.errors import QueryError, TransientError
+from tracegraph.base.disk_space import free_bytes
+from tracegraph.base.errors import OutOfSpace, QueryError, TransientError, is_out_of_space
 from tracegraph.base.stores.protocol import ALL_GRAPHS, DEFAULT_GRAPH, CollectionRef, SparqlResult
 from tracegraph.base.stores.terms import (from_ox, iri_to_ox, graph_to_ox, parse_nquads, quad_from_ox, quad_to_ox, to_ox,
                                           triple_from_ox)
@@ -50,18 +51,29 @@ class _OpenStore:
     store: ox.Store | None
     users: int = 0
     unflushed: int = 0  # quads written (or removed) since this store's memtables were last flushed
+    broken: bool = False  # met a full disk: still read, but reopened before the next write
 
 
 def _cannot_open(ref: CollectionRef, exc: OSError) -> TransientError:
     """The error for a store that would not open: what failed and what to do; RocksDB's own text
     (with the store's path) goes to the log."""
     log.warning("oxigraph store %s cannot be opened: %s", ref, exc)
+    if is_out_of_space(exc):
+        return _out_of_space(ref)
     if "lock" in str(exc).lower():
         return TransientError(f"the triple store of collection {ref} is locked by another process (a second "
                               "tg-launch or tg-processor on the same --data-dir?): stop it, or give each its "
                               "own --data-dir")
     return TransientError(f"the triple store of collection {ref} cannot be opened ({type(exc).__name__}); "
                           "see the triples processor's log")
+
+
+REOPEN_FREE_BYTES = 1 << 20  # free space a broken store waits for before it is reopened
+
+
+def _out_of_space(ref: CollectionRef) -> OutOfSpace:
+    return OutOfSpace(f"the triple store of collection {ref} met a full disk (no space left on device); "
+                      "its writes wait until space is freed")
 
 
 class _StoreCache:
@@ -81,10 +93,12 @@ class _StoreCache:
     def path(self, ref: CollectionRef) -> Path:
         return self.root / ref.user / ref.collection
 
-    def lease(self, ref: CollectionRef, create: bool) -> _OpenStore | None:
+    def lease(self, ref: CollectionRef, create: bool, write: bool = False) -> _OpenStore | None:
         """The open store of `ref` (None if it does not exist and `create` is false); release it after use."""
         with self._lock:
             entry = self._open.get(ref)
+            if entry is not None and entry.broken and write:
+                entry = self._close_broken(ref, entry)
             if entry is None:
                 path = self.path(ref)
                 if not create and not path.is_dir():
@@ -124,6 +138,20 @@ class _StoreCache:
         for ref in idle[:max(0, len(self._open) - self.max_open)]:
             # Dropping the last reference closes RocksDB; _leased makes sure no traceback keeps one.
             self._open.pop(ref).store = None
+
+    def broke(self, entry: _OpenStore) -> None:
+        """Mark a store that met a full disk. RocksDB keeps that background error, refusing every write,
+        for as long as the store stays open; reads still work, so it is reopened only for a write."""
+        with self._lock:
+            entry.broken = True
+
+    def _close_broken(self, ref: CollectionRef, entry: _OpenStore) -> None:
+        """Close a broken store so that it can be opened afresh: once space is back (opening writes
+        files too) and no one else uses it (RocksDB's lock); until then the write waits (OutOfSpace)."""
+        if entry.users or free_bytes(self.path(ref)) < REOPEN_FREE_BYTES:
+            raise _out_of_space(ref)
+        self._open.pop(ref).store = None
+        log.info("oxigraph store %s: reopening after a full disk", ref)
 
     def drop(self, ref: CollectionRef) -> None:
         with self._lock:
@@ -322,7 +350,7 @@ class OxigraphTripleStore:
         """Run `work` on the collection's store (an empty one if it does not exist), in a worker thread."""
         cache = self._cache()
         try:
-            entry = cache.lease(ref, create)
+            entry = cache.lease(ref, create, write)
         except OSError as exc:
             raise _cannot_open(ref, exc) from None
         try:
@@ -334,6 +362,9 @@ class OxigraphTripleStore:
             # A traceback keeps the frames' locals, the store among them, alive; a store left
             # open that way could never be reopened after a drop (RocksDB's lock).
             traceback.clear_frames(exc.__traceback__)
+            if entry and is_out_of_space(exc):
+                cache.broke(entry)
+                raise _out_of_space(ref) from None
             if isinstance(exc, OSError):
                 raise TransientError(f"oxigraph store {ref}: {exc}") from None
             raise

@@ -48,10 +48,10 @@ class SqliteDatabase:
             db.execute("BEGIN IMMEDIATE")
             try:
                 result = fn(db, *args)
+                db.execute("COMMIT")
             except BaseException:
-                db.execute("ROLLBACK")
+                rollback(db)
                 raise
-            db.execute("COMMIT")
             return result
         return await self.run(atomic)
 
@@ -60,3 +60,10 @@ class SqliteDatabase:
 
     async def fetchone(self, sql: str, *params: Any) -> tuple | None:
         return await self.run(lambda db: db.execute(sql, params).fetchone())
+
+
+def rollback(db: sqlite3.Connection) -> None:
+    """End a failed transaction. A COMMIT that met a full disk may leave it open (the next BEGIN would
+    fail for good) or SQLite may have rolled it back already (a ROLLBACK would raise): both are handled."""
+    if db.in_transaction:
+        db.execute("ROLLBACK")

@@ -33,6 +33,7 @@ from tracegraph.base.errors import LlmUnavailable, TraceGraphError
 from tracegraph.base.provenance.query import now
 from tracegraph.base.retrieval import history
 from tracegraph.base.stores.protocol import COMMUNITY_GRAPH
+from tracegraph.flow.derived.coverage import Coverage
 from tracegraph.flow.derived.maintainer import (
     MAX_ROWS, Changes, DerivedIndexProcessor, Scope, runs_of, summary_methods,
 )
@@ -165,6 +166,16 @@ class CommunityProcessor(DerivedIndexProcessor):
             hierarchy = read_hierarchy(stored, self.params)
             self.states[scope] = CommunityState(hierarchy if hierarchy.levels else None, runs_of(stored, RECORD_PREFIX))
         return self.states[scope]
+
+    async def coverage(self, tools, scope: Scope) -> Coverage:
+        state = await self._state(tools, scope)
+        linked = fact_graph(await tools.match(limit=MAX_ROWS)).entities
+        members = state.hierarchy.levels[0] if state.hierarchy and state.hierarchy.levels else []
+        return Coverage.of("entities", linked, (m for c in members for m in c.members))
+
+    async def repair(self, tools, scope: Scope, gap: Coverage) -> str:
+        """Re-detect around the entities missing or gone (a full detection when there are no communities)."""
+        return await self.refresh(tools, scope, Changes(nodes=set(gap.missing | gap.extra)))
 
     async def counts(self, tools, scope: Scope) -> dict[str, int]:
         state = await self._state(tools, scope)

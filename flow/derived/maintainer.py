@@ -6,7 +6,11 @@ Updates that arrive close together (an ingest sends many) are absorbed in one re
 joined has been stored through the triples service's confirmed `edit` request, so a processor killed
 mid-refresh is sent the updates again and redoes the work; nothing is lost. The derived graph is the
 state: a restarted processor reads it back and continues incrementally. One processor of each kind
-per flow writes a collection's structure (a lock per collection orders refreshes and rebuilds)."""
+per flow writes a collection's structure (a lock per collection orders refreshes and rebuilds).
+
+An update given up after `max-attempts` (its upstream failing for longer than the retry window) marks
+the collection behind; every TG_DERIVED_RECONCILE seconds each collection seen is checked for what its
+structure misses or keeps too many of (`coverage`), and a gap is repaired (`repair`)."""
 
 from __future__ import annotations
 
@@ -18,13 +22,15 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from tracegraph.base.errors import TraceGraphError
 from tracegraph.base.flow import Flow
 from tracegraph.base.microbatch import MicroBatcher
-from tracegraph.base.processor import FlowProcessor
+from tracegraph.base.processor import FlowProcessor, _cancel
 from tracegraph.base.provenance.query import now
 from tracegraph.base.provenance.vocab import PROV
 from tracegraph.base.retrieval.lookup_cache import LabelCache, VectorCache
-from tracegraph.base.specs import Client, Consumer, Service
+from tracegraph.base.specs import Client, Consumer, Service, Spec
+from tracegraph.flow.derived.coverage import BEHIND, CURRENT, REPAIRING, Coverage, state_of
 from tracegraph.flow.retrieval_tools import BusRetrievalTools
 from tracegraph.schemas.derived import DerivedRequest, DerivedResponse
 from tracegraph.schemas.embeddings import EmbeddingsRequest, EmbeddingsResponse
@@ -95,6 +101,11 @@ class DerivedIndexProcessor(FlowProcessor):
         self._batcher: MicroBatcher[tuple[Flow, GraphUpdate | TextChunk], None] = MicroBatcher(
             self._refresh_all, window=self.settings.derived_settle, max_items=100_000, name=f"{self.name}:updates")
         self._stack.push_async_callback(self._batcher.aclose)
+        self.seen: dict[Scope, str] = {}  # every collection an event or request named -> its flow id
+        self.standing: dict[Scope, str] = {}  # behind after a give-up, repairing while a repair runs
+        if self.settings.derived_reconcile > 0:
+            task = asyncio.create_task(self._reconcile_forever(), name=f"{self.name}:reconcile")
+            self._stack.push_async_callback(_cancel, task)
         await super().start()
 
     # -- what a subclass provides ------------------------------------------------------------------------
@@ -113,6 +124,14 @@ class DerivedIndexProcessor(FlowProcessor):
     async def counts(self, tools: BusRetrievalTools, scope: Scope) -> dict[str, int]:
         raise NotImplementedError
 
+    async def coverage(self, tools: BusRetrievalTools, scope: Scope) -> Coverage:
+        """What the collection holds now against what the stored structure places."""
+        raise NotImplementedError
+
+    async def repair(self, tools: BusRetrievalTools, scope: Scope, gap: Coverage) -> str:
+        """Bring the structure to cover the collection again; returns the mode it ran in."""
+        raise NotImplementedError
+
     # -- updates ----------------------------------------------------------------------------------------
 
     @input.handler
@@ -122,7 +141,58 @@ class DerivedIndexProcessor(FlowProcessor):
 
     async def absorb(self, flow: Flow, event: GraphUpdate | TextChunk) -> None:
         """Returns once the refresh that took `event` in is stored (then the event may be acknowledged)."""
+        self.seen[(event.metadata.user, event.metadata.collection)] = flow.id
         await self._batcher.submit([(flow, event)])
+
+    async def gave_up(self, spec: Spec, message: object, flow: Flow, error: str) -> None:
+        """The collection's structure misses what the message brought: the next reconciliation repairs it."""
+        metadata = getattr(message, "metadata", None)
+        if metadata is not None:
+            scope = (metadata.user, metadata.collection)
+            self.seen[scope] = flow.id
+            self.standing[scope] = BEHIND
+            log.warning("%s: %s/%s is behind (an update was given up: %s); the reconciliation every %gs "
+                        "repairs it", self.name, *scope, error[:200], self.settings.derived_reconcile)
+
+    # -- reconciliation ---------------------------------------------------------------------------------
+
+    async def _reconcile_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.derived_reconcile)
+            for scope, flow_id in list(self.seen.items()):
+                flow = self.flows.get(flow_id)
+                if flow is None:
+                    continue
+                try:
+                    await self.reconcile(flow, scope)
+                except TraceGraphError as exc:  # upstream still failing: the next round tries again
+                    self.standing[scope] = BEHIND
+                    log.warning("%s: %s/%s could not be reconciled yet: %s", self.name, *scope, str(exc)[:300])
+                except Exception:  # a bug must not end the reconciliation of every other collection
+                    self.standing[scope] = BEHIND
+                    log.exception("%s: %s/%s: the reconciliation failed", self.name, *scope)
+
+    async def reconcile(self, flow: Flow, scope: Scope) -> Coverage:
+        """Compare the structure with the collection and repair a gap; returns the coverage after."""
+        tools = self.tools(flow, scope)
+        async with self._locks[scope]:
+            gap = await self.coverage(tools, scope)
+            if gap.complete:
+                self.standing[scope] = CURRENT
+                return gap
+            log.warning("%s: %s/%s is behind (%s): repairing", self.name, *scope, gap.describe())
+            self.standing[scope] = REPAIRING
+            started = time.perf_counter()
+            try:
+                mode = await self.repair(tools, scope, gap)
+            except BaseException:
+                self.standing[scope] = BEHIND
+                raise
+            self._ran(scope, mode, started)
+            after = await self.coverage(tools, scope)
+            self.standing[scope] = CURRENT if after.complete else BEHIND
+            log.info("%s: %s/%s repaired: %s", self.name, *scope, after.describe())
+            return after
 
     async def _refresh_all(self, items: list[tuple[Flow, GraphUpdate | TextChunk]]) -> list[None]:
         """One refresh per collection for a batch of events; an error fails (and redelivers) them all."""
@@ -144,15 +214,18 @@ class DerivedIndexProcessor(FlowProcessor):
     async def serve(self, req: DerivedRequest, flow: Flow) -> AsyncIterator[DerivedResponse]:
         scope = (req.user, req.collection)
         tools = self.tools(flow, scope)
-        async with self._locks[scope]:
-            if req.operation == "rebuild":
+        self.seen.setdefault(scope, flow.id)
+        if req.operation == "rebuild":
+            async with self._locks[scope]:
                 started = time.perf_counter()
                 async for line in self.rebuild(tools, scope):
                     yield DerivedResponse(progress=line)
                 self._ran(scope, "full", started)
-            run = self.runs[scope]
-            yield DerivedResponse(counts=await self.counts(tools, scope), mode=run.mode, method=run.method,
-                                  duration_ms=run.duration_ms, updated=run.updated)
+        # The status reads without the lock, so that it can say a repair is running.
+        run, coverage = self.runs[scope], await self.coverage(tools, scope)
+        yield DerivedResponse(counts=await self.counts(tools, scope), mode=run.mode, method=run.method,
+                              duration_ms=run.duration_ms, updated=run.updated, coverage=coverage.counts(),
+                              state=state_of(coverage, self.standing.get(scope) == REPAIRING))
 
     # -- helpers ----------------------------------------------------------------------------------------
 

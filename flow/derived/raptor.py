@@ -22,6 +22,7 @@ from tracegraph.base.errors import TransientError
 from tracegraph.base.flow import Flow
 from tracegraph.base.specs import Client, Consumer
 from tracegraph.base.stores.protocol import RAPTOR_GRAPH
+from tracegraph.flow.derived.coverage import Coverage
 from tracegraph.flow.derived.maintainer import (
     MAX_ROWS, Changes, DerivedIndexProcessor, Scope, runs_of, summary_methods,
 )
@@ -61,36 +62,51 @@ class RaptorProcessor(DerivedIndexProcessor):
     async def refresh(self, tools, scope: Scope, changes: Changes) -> str:
         """Passages that arrived join the tree once the source graph records them (a chunk's record
         is sent before the chunk, but through the triples writer: one not recorded yet fails the
-        batch, to be redelivered); passages whose record is gone leave it."""
+        batch, to be redelivered, in the first full build as in later ones); passages a graph update
+        announces join with their text from the vector store (one it does not hold yet joins when its
+        chunk arrives); passages whose record is gone leave it."""
         tree, built_by = await self._tree(tools, scope)
         if not tree.nodes or changes.everything:
             async for _ in self._full(tools, scope, changes.arrived):
                 pass
-            return "full"
-        current = set(await self._passage_list(tools))
-        arriving = sorted(p for p in changes.arrived if tree.parent(p) is None)
-        arrived = [p for p in arriving if p in current]
-        waiting = [p for p in arriving if p not in current]
-        left = sorted(p for p in changes.passages if p not in current and tree.parent(p) is not None)
-        if arrived or left:
-            try:
-                await self._change(tools, scope, tree, built_by, arrived, left, changes)
-            except BaseException:
-                del self.trees[scope]  # changed in memory, maybe not stored: read the stored tree again
-                raise
+            mode = "full"
+            current = set(placed_passages(self.trees[scope][0]))  # every recorded passage
+        else:
+            current = set(await self._passage_list(tools))
+            mode = await self._refresh_incrementally(tools, scope, tree, built_by, current, changes)
+        waiting = sorted(p for p in changes.arrived if p not in current)
         if waiting:
             raise TransientError(f"{len(waiting)} passage(s) not recorded in the source graph yet "
                                  f"(e.g. {waiting[0]}): trying again")
-        return "incremental" if arrived or left else "unchanged"
+        return mode
 
-    async def _change(self, tools, scope: Scope, tree: rt.Tree, built_by: dict[str, str], arrived: list[str],
-                      left: list[str], changes: Changes) -> None:
+    async def _refresh_incrementally(self, tools, scope: Scope, tree: rt.Tree, built_by: dict[str, str],
+                                     current: set[str], changes: Changes) -> str:
+        arrived = [changes.arrived[p] for p in sorted(changes.arrived) if p in current and tree.parent(p) is None]
+        announced = sorted(p for p in changes.passages
+                           if p in current and p not in changes.arrived and tree.parent(p) is None)
+        left = sorted(p for p in changes.passages if p not in current and tree.parent(p) is not None)
+        passages = [*await self._embedded(tools, arrived), *await self._passages(tools, announced)]
+        if not passages and not left:
+            return "unchanged"
+        await self._change(tools, scope, tree, built_by, passages, left)
+        return "incremental"
+
+    async def _change(self, tools, scope: Scope, tree: rt.Tree, built_by: dict[str, str],
+                      passages: list[rt.Passage], left: list[str]) -> None:
+        try:
+            await self._change_tree(tools, scope, tree, built_by, passages, left)
+        except BaseException:
+            self.trees.pop(scope, None)  # changed in memory, maybe not stored: read the stored tree again
+            raise
+
+    async def _change_tree(self, tools, scope: Scope, tree: rt.Tree, built_by: dict[str, str],
+                           passages: list[rt.Passage], left: list[str]) -> None:
         started, summariser = now(), rt.LlmSummariser(tools.complete)
         changes_made = []
         if left:
             changes_made.append(await rt.remove(tree, left, summariser, self.params))
-        if arrived:
-            passages = await self._embedded(tools, [changes.arrived[p] for p in arrived])
+        if passages:
             changes_made.append(await rt.add(tree, passages, summariser, self.params))
         removed = set().union(*(c.removed for c in changes_made))
         changed = set().union(*(c.changed for c in changes_made)) - removed
@@ -98,13 +114,13 @@ class RaptorProcessor(DerivedIndexProcessor):
         written = {n: build for n in changed}
         built_by = {n: b for n, b in {**built_by, **written}.items() if n in tree.nodes}
         stale = set(self.trees[scope][1].values()) - set(built_by.values())
-        add = [*build_triples(build, self.params, "incremental", started, now(), len(arrived) + len(left)),
+        add = [*build_triples(build, self.params, "incremental", started, now(), len(passages) + len(left)),
                *tree_triples(tree, build, changed)]
         await self.save(tools, drop=[*changed, *removed, *stale], add=add)
         self.trees[scope] = (tree, built_by)
         self.runs[scope].method = summary_methods(tree.nodes[n].method for n in changed if n in tree.nodes)
         log.info("raptor: %s/%s: %d passage(s) added, %d removed; %d node(s) rewritten, %d dropped", *scope,
-                 len(arrived), len(left), len(changed), len(removed))
+                 len(passages), len(left), len(changed), len(removed))
 
     async def rebuild(self, tools, scope: Scope) -> AsyncIterator[str]:
         async for line in self._full(tools, scope):
@@ -153,8 +169,30 @@ class RaptorProcessor(DerivedIndexProcessor):
         vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
         return [rt.Passage(uri, text, v, document) for (uri, text, document), v in zip(rows, vectors)]
 
+    async def coverage(self, tools, scope: Scope) -> Coverage:
+        tree, _ = await self._tree(tools, scope)
+        return Coverage.of("passages", await self._passage_list(tools), placed_passages(tree))
+
+    async def repair(self, tools, scope: Scope, gap: Coverage) -> str:
+        """Missing passages join with their text from the vector store, gone ones leave."""
+        tree, built_by = await self._tree(tools, scope)
+        if not tree.nodes:
+            async for _ in self._full(tools, scope):
+                pass
+            return "full"
+        passages = await self._passages(tools, sorted(gap.missing))
+        if not passages and not gap.extra:
+            return "unchanged"
+        await self._change(tools, scope, tree, built_by, passages, sorted(gap.extra))
+        return "incremental"
+
     async def counts(self, tools, scope: Scope) -> dict[str, int]:
         tree, _ = await self._tree(tools, scope)
         return {**{f"tree-level-{level}": len(ids) for level, ids in tree.levels.items()},
                 "passages": sum(tree.nodes[i].passage_count for i in tree.levels.get(1, []))}
 
+
+
+def placed_passages(tree: rt.Tree) -> list[str]:
+    """The chunks under the tree's level-1 clusters."""
+    return [child for node_id in tree.levels.get(1, []) for child in tree.nodes[node_id].children]

@@ -34,7 +34,7 @@ from tracegraph.flow.gateway.dispatch import Dispatcher
 from tracegraph.flow.gateway.limits import MAX_JSON_DEPTH, parse_json
 from tracegraph.flow.gateway.openapi import openapi_document
 from tracegraph.flow.gateway.query_routes import ENTITY_ROUTES, INTENT_ROUTE, QUERY_ROUTES
-from tracegraph.flow.gateway.refusals import GatewayError, error_body, failure_of
+from tracegraph.flow.gateway.refusals import GatewayError, error_body, failure_of, retry_after
 from tracegraph.flow.gateway.services import DEFAULT_FLOW, GLOBAL_SERVICES, SHORTCUTS
 from tracegraph.flow.gateway.socket import response_json, serve_socket
 from tracegraph.schemas.fields import max_question_bytes
@@ -196,7 +196,8 @@ class GatewayProcessor(InterfaceUser):
             return _json_error(exc.status, type_, f"{request.method} {request.path}: {exc.reason}", kept)
         except Exception as exc:
             failure = failure_of(exc)
-            return _json_error(failure.status, failure.type, failure.message)
+            return _json_error(failure.status, failure.type, failure.message,
+                               retry_after(failure.status, self.settings.unavailable_timeout))
 
     @web.middleware
     async def _auth(self, request: web.Request, handler):

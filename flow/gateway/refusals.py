@@ -8,6 +8,7 @@ genuinely unexpected exception is a (logged) 500.
 from __future__ import annotations
 
 import logging
+import math
 from typing import Any
 
 from tracegraph.base.error_text import bounded, bounded_error, bounded_traceback, public_message
@@ -60,6 +61,16 @@ def failure_of(exc: Exception) -> GatewayError:
                             f"the message bus is unavailable ({bounded_error(exc)}); try again")
     log.error("unexpected failure while serving a request\n%s", bounded_traceback(exc))
     return GatewayError(500, "internal-error", f"internal error ({type(exc).__name__}); see the gateway's log")
+
+
+def retry_after(status: int, unavailable_timeout: float) -> dict[str, str] | None:
+    """A 503's `Retry-After` header: whole seconds, the time the gateway waits before calling a service
+    (or the broker) away, so a client that honours it asks again once that could have changed.
+
+    >>> retry_after(503, 4.5), retry_after(200, 4.5)
+    ({'Retry-After': '5'}, None)
+    """
+    return {"Retry-After": str(max(1, math.ceil(unavailable_timeout)))} if status == 503 else None
 
 
 def _from_broker_library(exc: Exception) -> bool:

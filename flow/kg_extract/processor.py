@@ -19,8 +19,10 @@ from tracegraph.flow.llm_choice import RECHECK_LLM_SECONDS, LlmChoice, ModelAske
 from tracegraph.base.extraction.facts import Extraction, label_triples, mentioned, rated_facts, stated_dates, triage
 from tracegraph.flow.kg_extract.placing import placed_provenance
 from tracegraph.flow.kg_extract.workers import OfflineExtractor
+from tracegraph.flow.triples.tombstone import removed_upstream
 from tracegraph.schemas.ingest import EntityContext, EntityContexts, TextChunk, Triples
 from tracegraph.schemas.llm import TextCompletionRequest, TextCompletionResponse
+from tracegraph.schemas.triples import TriplesQueryRequest, TriplesQueryResponse
 
 log = logging.getLogger(__name__)
 COMPONENT = Component("kg-extract", "1.0")
@@ -32,6 +34,7 @@ class KnowledgeExtractor(FlowProcessor):
     triples = Producer("triples", Triples)
     entities = Producer("entity-contexts", EntityContexts)
     completion = Client("text-completion", TextCompletionRequest, TextCompletionResponse)
+    store = Client("triples-query", TriplesQueryRequest, TriplesQueryResponse)  # is the document removed?
     review_threshold = Parameter("review-threshold", float, default=0.3)
 
     def __init__(self, *args, **kwargs) -> None:
@@ -46,6 +49,8 @@ class KnowledgeExtractor(FlowProcessor):
 
     @input.handler
     async def extract(self, chunk: TextChunk, flow: Flow) -> None:
+        if await self._removed(chunk, flow):
+            return
         model: str | None = None
         extractor = "offline"
         if chunk.kind == CODEOWNERS:
@@ -65,7 +70,25 @@ class KnowledgeExtractor(FlowProcessor):
             # The LLM answered, but not usefully (its client already retried rate limits): report it.
             await self._record_failure(chunk, flow, "llm", str(exc))
             return
-        await self._emit(chunk, flow, extraction, extractor, model)
+        # Removed while an LLM extracted it (seconds)? Offline extraction is too quick to ask twice.
+        if model is None or not await self._removed(chunk, flow):
+            await self._emit(chunk, flow, extraction, extractor, model)
+
+    async def _removed(self, chunk: TextChunk, flow: Flow) -> bool:
+        """Work for a removed document is dropped (the triples writer would refuse it anyway, but its
+        entity vectors would still be written). With the triples service away the chunk is extracted:
+        the writer still refuses it, and extraction does not wait on a read it can do without."""
+        try:
+            if not await removed_upstream(flow[self.store], chunk.metadata):
+                return False
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            log.warning("could not ask whether document %s was removed (%s); extracting chunk %s",
+                        chunk.metadata.root, type(exc).__name__, chunk.metadata.id)
+            return False
+        log.info("dropped chunk %s: document %s was removed", chunk.metadata.id, chunk.metadata.root)
+        return True
 
     async def gave_up(self, spec, message, flow: Flow, error: str) -> None:
         if spec is self.input:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 
 from tracegraph.base.errors import ConfigError
@@ -18,6 +20,8 @@ CREATE TABLE IF NOT EXISTS documents (user TEXT NOT NULL, id TEXT NOT NULL, coll
 CREATE TABLE IF NOT EXISTS processing (user TEXT NOT NULL, id TEXT NOT NULL, document TEXT NOT NULL,
     metadata TEXT NOT NULL, PRIMARY KEY (user, id));
 CREATE INDEX IF NOT EXISTS processing_by_document ON processing (user, document);
+CREATE TABLE IF NOT EXISTS removed (user TEXT NOT NULL, id TEXT NOT NULL, time TEXT NOT NULL,
+    flows TEXT NOT NULL, metadata TEXT NOT NULL, PRIMARY KEY (user, id));
 CREATE INDEX IF NOT EXISTS documents_by_path ON documents (user, collection, json_extract(metadata, '$.path'));
 """
 
@@ -47,6 +51,7 @@ class Library:
         await self.db.run(lambda db: db.execute(
             "INSERT INTO documents VALUES (?, ?, ?, ?, ?)",
             (meta.user, meta.id, meta.collection, meta.document_type, meta.model_dump_json(by_alias=True))))
+        await self.db.run(lambda db: db.execute("DELETE FROM removed WHERE user=? AND id=?", (meta.user, meta.id)))
         return True
 
     async def get(self, user: str, document_id: str) -> DocumentMetadata | None:
@@ -85,6 +90,21 @@ class Library:
         await self.db.transaction(delete)
         await self.blobs.delete(_ref(meta), meta.id)
 
+    async def mark_removed(self, meta: DocumentMetadata, flows: list[str], at: str) -> None:
+        """The tombstone, kept after the record goes: the flows to sweep again if it is removed again.
+        A removal retried after a failure keeps the first time and adds any flow it had not recorded."""
+        earlier = await self.removed(meta.user, meta.id)
+        if earlier is not None:
+            flows, at = list(dict.fromkeys([*earlier.flows, *flows])), earlier.time
+        await self.db.run(lambda db: db.execute(
+            "INSERT OR REPLACE INTO removed VALUES (?, ?, ?, ?, ?)",
+            (meta.user, meta.id, at, json.dumps(flows), meta.model_dump_json(by_alias=True))))
+
+    async def removed(self, user: str, document_id: str) -> "Removed | None":
+        row = await self.db.fetchone("SELECT time, flows, metadata FROM removed WHERE user=? AND id=?",
+                                     user, document_id)
+        return Removed(row[0], json.loads(row[1]), DocumentMetadata.model_validate_json(row[2])) if row else None
+
     async def add_processing(self, record: ProcessingMetadata) -> None:
         await self.db.run(lambda db: db.execute(
             "INSERT OR REPLACE INTO processing VALUES (?, ?, ?, ?)",
@@ -101,6 +121,15 @@ class Library:
         cursor = await self.db.run(lambda db: db.execute(
             "DELETE FROM processing WHERE user=? AND id=?", (user, processing_id)))
         return cursor.rowcount > 0
+
+
+@dataclass(frozen=True)
+class Removed:
+    """A removed document's tombstone: when, the flows that had processed it, and its last record."""
+
+    time: str
+    flows: list[str]
+    meta: DocumentMetadata
 
 
 def _ref(meta: DocumentMetadata) -> CollectionRef:

@@ -28,7 +28,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from tracegraph.base.bus.topic import LIBRARIAN_REQUEST_TOPIC, LIBRARIAN_RESPONSE_TOPIC
-from tracegraph.base.errors import ConfigError, RemoteError, RequestTimeout
+from tracegraph.base.disk_space import refusal_for_full_disk, require_free_space
+from tracegraph.base.errors import ConfigError, DiskFullRefusal, RemoteError, RequestTimeout, is_out_of_space
 from tracegraph.base.flow import Flow, TopicMap
 from tracegraph.base.interfaces import InterfaceUser
 from tracegraph.base.provenance.extraction import document_triples
@@ -69,7 +70,13 @@ class LibrarianProcessor(InterfaceUser):
     @service.handler
     async def answer(self, req: LibrarianRequest, flow: Flow) -> AsyncIterator[LibrarianResponse]:
         handler = getattr(self, "op_" + req.operation.replace("-", "_"))
-        yield await handler(req)
+        try:
+            answer = await handler(req)
+        except Exception as exc:
+            if is_out_of_space(exc) and not isinstance(exc, DiskFullRefusal):
+                raise refusal_for_full_disk(req.operation) from None
+            raise
+        yield answer
 
     async def op_add_document(self, req: LibrarianRequest) -> LibrarianResponse:
         meta = req.document_metadata
@@ -86,6 +93,8 @@ class LibrarianProcessor(InterfaceUser):
             "id": meta.id or _minted_id(content, collection, meta.path),
             "user": req.user, "collection": collection,
             "time": meta.time or now(), "size": len(content), "title": meta.title or meta.path or meta.id})
+        await asyncio.to_thread(require_free_space, self.settings.data_dir / "library", self.settings.min_free_mb,
+                                len(content))
         held = self._paths.held((meta.user, meta.collection, meta.path)) if meta.path else contextlib.nullcontext()
         async with held:
             added = await self.library.add(meta, content)
@@ -156,16 +165,31 @@ class LibrarianProcessor(InterfaceUser):
         return LibrarianResponse(processing_metadatas=[record])
 
     async def op_remove_document(self, req: LibrarianRequest) -> LibrarianResponse:
-        meta = await self.library.require(req.user, _need_id(req))
+        meta = await self.library.get(req.user, _need_id(req))
+        if meta is None and (tomb := await self.library.removed(req.user, _need_id(req))) is not None:
+            counts = await self._sweep(tomb.meta, tomb.flows)
+            return LibrarianResponse(document_metadata=tomb.meta, removed=counts, already_removed=True)
+        meta = meta or await self.library.require(req.user, _need_id(req))
         counts = await self._remove(meta, RemovalCounts())
         return LibrarianResponse(document_metadata=meta, removed=counts)
 
     async def _remove(self, meta: DocumentMetadata, counts: RemovalCounts) -> RemovalCounts:
-        """Forget the document in every flow that processed it, then drop its record and bytes."""
-        for record in await self.library.processing(meta.user, meta.id):
-            counts = await self._forget(record.flow, meta, counts)
+        """Mark the document removed (its tombstone), forget it in every flow that processed it (each flow's
+        triples service tombstones it first, refusing late work), then drop its record and bytes."""
+        flows = [record.flow for record in await self.library.processing(meta.user, meta.id)]
+        await self.library.mark_removed(meta, flows, now())
+        for flow_id in flows:
+            counts = await self._forget(flow_id, meta, counts)
         await self.library.remove(meta)
         log.info("removed document %s: %s", meta.id, counts.model_dump())
+        return counts
+
+    async def _sweep(self, meta: DocumentMetadata, flows: list[str]) -> RemovalCounts:
+        """A removed document removed again: what late writers left behind is removed by the same rule."""
+        counts = RemovalCounts()
+        for flow_id in flows:
+            counts = await self._forget(flow_id, meta, counts)
+        log.info("document %s was already removed; swept again: %s", meta.id, counts.model_dump())
         return counts
 
     async def _forget(self, flow_id: str, meta: DocumentMetadata, counts: RemovalCounts) -> RemovalCounts:

@@ -14,7 +14,9 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Iterable, Sequence
 
+from tracegraph.base.error_text import bounded_error
 from tracegraph.base.errors import ConfigError
+from tracegraph.base.provenance.extraction import failed_indexing_triples
 from tracegraph.base.flow import Flow
 from tracegraph.base.processor import FlowProcessor
 from tracegraph.base.specs import Consumer, Producer, Service
@@ -29,6 +31,7 @@ from tracegraph.base.temporal.records import quoted_fact
 from tracegraph.flow.triples.temporal import answer as temporal_answer
 from tracegraph.flow.triples.functional import functional_predicates
 from tracegraph.flow.triples.removal import remove_document
+from tracegraph.flow.triples.tombstone import WritesInFlight, mark_removed, refused
 from tracegraph.flow.store_folder import store_folder_held
 from tracegraph.schemas.ingest import Metadata, Triples, TriplesBatch
 from tracegraph.schemas.rdf import Triple, fact_key, iri, node_iris
@@ -93,6 +96,7 @@ class TriplesProcessor(FlowProcessor):
         super().__init__(*args, **kwargs)
         self.store: TripleStore | None = None
         self.history: HistoryKeeper | None = None
+        self.in_flight = WritesInFlight()
 
     async def start(self) -> None:
         folder = local_folder_for(self.settings)
@@ -131,8 +135,36 @@ class TriplesProcessor(FlowProcessor):
         for update in updates:
             await flow[self.updates].send(update)
 
+    async def gave_up(self, spec, message, flow: Flow, error: str) -> None:
+        """Quads given up on are lost, so say so on their document, where `--wait` reads failures (a
+        full disk is never given up on; this is a store failing for other reasons). Best effort: the
+        store may refuse this write too, and the runtime has logged the give-up already."""
+        if spec not in (self.input, self.bulk):
+            return
+        meta = message.metadata
+        record = failed_indexing_triples(meta.root or meta.id, self.name, f"quads not stored: {error[:1000]}")
+        try:
+            await self.store.add(_ref(meta), record)
+        except Exception as exc:
+            log.error("triples: could not record the give-up on %s either: %s", meta.root or meta.id,
+                      bounded_error(exc))
+
     @input.handler
     async def write(self, message: Triples, flow: Flow) -> None:
+        ref = _ref(message.metadata)
+        async with self.in_flight.writing(ref, message.metadata.root):
+            if not await self.refused_late(ref, message):
+                await self.write_live(message, flow)
+
+    async def refused_late(self, ref: CollectionRef, message: Triples) -> bool:
+        """Work derived from a removed document is refused (flow/triples/tombstone.py)."""
+        if not await refused(self.store, ref, message.metadata.root, message.triples):
+            return False
+        log.info("refused %d quads for %s: document %s was removed", len(message.triples), message.metadata.id,
+                 message.metadata.root)
+        return True
+
+    async def write_live(self, message: Triples, flow: Flow) -> None:
         admission = await self.store_admitted(_ref(message.metadata), message.metadata, message.triples,
                                               message.confidence, message.valid_from)
         await self.announce(flow, graph_updates(message.metadata, added=_in_default_graph(admission.write),
@@ -176,6 +208,8 @@ class TriplesProcessor(FlowProcessor):
 
     @remove.handler
     async def forget(self, req: DocumentRemovalRequest, flow: Flow) -> AsyncIterator[DocumentRemovalResponse]:
+        earlier = await mark_removed(self.store, _ref(req), req.document, now())  # first: late work is refused
+        await self.in_flight.drained(_ref(req), req.document)  # writes that checked before it landed
         removal = await remove_document(self.store, _ref(req), req.document)
         meta = Metadata(id=req.document, root=req.document, user=req.user, collection=req.collection)
         reinstated: list[Triple] = []
@@ -191,7 +225,7 @@ class TriplesProcessor(FlowProcessor):
         log.info("removed %s from %s/%s: %d quads, %d chunks, %d orphaned entities", req.document, req.user,
                  req.collection, removal.removed, len(removal.chunks), len(removal.orphaned_entities))
         yield DocumentRemovalResponse(removed=removal.removed, chunks=removal.chunks,
-                                      orphaned_entities=removal.orphaned_entities)
+                                      orphaned_entities=removal.orphaned_entities, already_removed=earlier is not None)
 
     @temporal.handler
     async def answer_temporal(self, req: TemporalRequest, flow: Flow) -> AsyncIterator[TemporalResponse]:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from tracegraph.base.provenance.uris import ENTITY_BASE
 from tracegraph.base.provenance.vocab import PROV, RDFS, TG
 from tracegraph.base.stores.protocol import DEFAULT_GRAPH, SOURCE_GRAPH, CollectionRef, TripleStore
+from tracegraph.flow.triples.tombstone import refused_entities
 from tracegraph.schemas.rdf import IriTerm, Triple, TripleTerm, iri
 
 _MANY = 1_000_000
@@ -65,16 +66,21 @@ async def remove_document(store: TripleStore, ref: CollectionRef, document: str)
     doomed += await store.match(ref, s=iri(document), g=DEFAULT_GRAPH, limit=_MANY)
     result.removed = await store.remove(ref, doomed)
     result.facts = [t for t in doomed if t.g == DEFAULT_GRAPH]
-    for entity in sorted(entities):
+    for entity in sorted(entities | set(await refused_entities(store, ref, document))):
         if not entity.startswith(ENTITY_BASE):
             continue
-        still = [t for t in await store.match(ref, s=iri(entity), g=DEFAULT_GRAPH, limit=10) if t.p != RDFS.label]
-        still += await store.match(ref, o=iri(entity), g=DEFAULT_GRAPH, limit=1)
-        still += await store.match(ref, p=TG.mentions, o=iri(entity), g=SOURCE_GRAPH, limit=1)  # another chunk names it
-        if not still:
+        if await _unsupported(store, ref, entity):
             described = await store.match(ref, s=iri(entity), g=DEFAULT_GRAPH)
             result.removed += await store.remove(ref, described)
             result.facts += described
             result.orphaned_entities.append(entity)
     result.facts = list(dict.fromkeys(result.facts))
     return result
+
+
+async def _unsupported(store: TripleStore, ref: CollectionRef, entity: str) -> bool:
+    """Whether nothing but its labels keeps the entity: no fact about it or naming it, no chunk naming it."""
+    still = [t for t in await store.match(ref, s=iri(entity), g=DEFAULT_GRAPH, limit=10) if t.p != RDFS.label]
+    still += await store.match(ref, o=iri(entity), g=DEFAULT_GRAPH, limit=1)
+    still += await store.match(ref, p=TG.mentions, o=iri(entity), g=SOURCE_GRAPH, limit=1)  # another chunk names it
+    return not still

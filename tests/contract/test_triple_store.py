@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import AsyncIterator
 
 import pytest
@@ -14,6 +13,7 @@ from tracegraph.base.stores.terms import to_nquads
 from tracegraph.base.stores.triples_registry import open_triple_store
 from tracegraph.schemas.rdf import BlankTerm, Triple, iri, literal, quoted
 from support.names import unique
+from support.servers import wanted_cassandra
 
 # Import engines now: a first import inside a test would read files on the event loop.
 from tracegraph.base.stores.oxigraph import OxigraphTripleStore
@@ -23,13 +23,13 @@ try:
 except ImportError:  # the [cassandra] extra is not installed
     pass
 
-# Read at import: the autouse clean_environ fixture removes every TG_* variable before each test.
-CASSANDRA_HOSTS = os.environ.get("TG_CASSANDRA_HOSTS", "")
+# Cassandra runs when TG_CASSANDRA_HOSTS names a node or TG_START_SERVERS / TG_REQUIRE_CASSANDRA ask for one.
+NO_CASSANDRA = wanted_cassandra().skip_reason
 
 ENGINES = [
     "oxigraph",
     pytest.param("cassandra", marks=[pytest.mark.cassandra,
-                                     pytest.mark.skipif(not CASSANDRA_HOSTS, reason="TG_CASSANDRA_HOSTS not set")]),
+                                     pytest.mark.skipif(bool(NO_CASSANDRA), reason=str(NO_CASSANDRA))]),
 ]
 SPARQL_ENGINES = {"oxigraph"}  # Cassandra refuses SPARQL (see test_engine_without_sparql_says_so)
 
@@ -58,8 +58,9 @@ def engine(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-async def store(engine: str, tmp_path) -> AsyncIterator[TripleStore]:
-    opened = open_triple_store(engine, data_dir=tmp_path, cassandra_hosts=CASSANDRA_HOSTS, keyspace="tracegraph_test")
+async def store(engine: str, tmp_path, request: pytest.FixtureRequest) -> AsyncIterator[TripleStore]:
+    hosts = request.getfixturevalue("cassandra_hosts") if engine == "cassandra" else ""
+    opened = open_triple_store(engine, data_dir=tmp_path, cassandra_hosts=hosts, keyspace="tracegraph_test")
     yield opened
     await opened.aclose()
 

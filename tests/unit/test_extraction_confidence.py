@@ -193,7 +193,9 @@ async def test_a_rating_out_of_range_is_sent_back_like_any_malformed_reply():
 TOPICS = {"input": "persistent://tg/flow/chunk-load:t", "triples": "persistent://tg/flow/triples-store:t",
           "entity-contexts": "persistent://tg/flow/entity-contexts:t",
           "text-completion": {"request": "non-persistent://tg/request/text-completion:t",
-                              "response": "non-persistent://tg/response/text-completion:t"}}
+                              "response": "non-persistent://tg/response/text-completion:t"},
+          "triples-query": {"request": "non-persistent://tg/request/triples-query:t",
+                            "response": "non-persistent://tg/response/triples-query:t"}}
 CHUNK = TextChunk(metadata=Metadata(id="urn:chunk:1", root="doc-1"), document="doc-1", index=1,
                   text="Helios Grid is a regional energy operator. Helios Grid depends on Corvid Analytics.")
 DEPENDS = Triple(s=iri(entity_uri("Helios Grid")), p=iri(relation_uri("depends-on")),

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 _PATH = Path(__file__).resolve().parents[2] / "bench" / "multihop_metrics.py"
-_SPEC = importlib.util.spec_from_file_location("multihop_metrics", _PATH)
+_SPEC = importlib.util.spec_from_file_location("multihop_metrics_under_test", _PATH)
 metrics = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(metrics)
 

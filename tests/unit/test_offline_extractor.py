@@ -12,6 +12,7 @@ from tracegraph.base.settings import RuntimeSettings
 from tracegraph.base.specs import Parameter
 from tracegraph.flow.kg_extract.processor import KnowledgeExtractor
 from tracegraph.schemas.ingest import Metadata, TextChunk
+from tracegraph.schemas.triples import TriplesQueryResponse
 
 B_BOY = ("B Boy is a song by the American hip hop group Lost Boyz. "
          "It was released in 1999 by Ruffhouse Records.")
@@ -142,6 +143,9 @@ class _Sink:
 
     async def send(self, message) -> None:
         self.sent.append(message)
+
+    async def request(self, message):  # kg-extract asks whether the document was removed: it was not
+        return TriplesQueryResponse()
 
 
 class _Flow:
