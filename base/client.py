@@ -14,6 +14,7 @@ from tracegraph.base.bus import codec
 from tracegraph.base.bus.protocol import Backend, Delivery
 from tracegraph.base.bus.topic import SERVICE_SUBSCRIPTION, Topic
 from tracegraph.base.errors import NoRoute, RemoteError, RequestTimeout, ServiceUnavailable
+from tracegraph.base.priority import BULK, INTERACTIVE, PATIENCE, PRIORITY, Priority
 from tracegraph.schemas.base import Message, ServiceResponse
 
 log = logging.getLogger(__name__)
@@ -59,12 +60,18 @@ class RequestClient(Generic[Q, R]):
     requests queued behind the first (a service's prefetch at a time) do not each wait their
     own `unavailable_after`. Any response, or a consumer seen again, clears the mark. A publish
     the broker does not take within `unavailable_after` (its connection is down) fails the same way.
+
+    Requests carry the caller's patience (`timeout`), so a busy service refuses one it could not
+    start in time rather than leave it unanswered, and, from a client built with `priority=BULK`,
+    the bulk mark that lets a service serve questions ahead of them (base/priority.py).
     """
 
     def __init__(self, backend: Backend, request_topic: Topic, response_topic: Topic,
                  request: type[Q], response: type[R], *, owner: str = "client",
-                 timeout: float = DEFAULT_TIMEOUT, unavailable_after: float = DEFAULT_UNAVAILABLE_AFTER) -> None:
+                 timeout: float = DEFAULT_TIMEOUT, unavailable_after: float = DEFAULT_UNAVAILABLE_AFTER,
+                 priority: Priority = INTERACTIVE) -> None:
         self.backend = backend
+        self.priority = priority
         self.request_topic = request_topic
         self.response_topic = response_topic
         self.request_type = request
@@ -114,7 +121,7 @@ class RequestClient(Generic[Q, R]):
             await self._refuse_while_down()
         request_id = next(self._ids)
         self._pending[request_id] = _Pending(deliver, fail, self.backend.epoch)
-        body, props = codec.encode(request, {"id": request_id, FINAL_ONLY: "1"} if final_only else {"id": request_id})
+        body, props = codec.encode(request, self._properties(request_id, ttl, final_only))
         try:
             await self._publish_when_served(body, props, ttl)
         except BaseException:
@@ -123,6 +130,14 @@ class RequestClient(Generic[Q, R]):
         if self._watcher is None or self._watcher.done():
             self._watcher = asyncio.create_task(self._watch(), name=f"liveness:{self.request_topic}")
         return request_id
+
+    def _properties(self, request_id: str, patience: float, final_only: bool) -> dict[str, str]:
+        props = {"id": request_id, PATIENCE: f"{patience:g}"}
+        if final_only:
+            props[FINAL_ONLY] = "1"
+        if self.priority == BULK:  # unmarked means interactive: older callers are never slowed
+            props[PRIORITY] = BULK
+        return props
 
     async def _publish_when_served(self, body: bytes, props: dict[str, str], ttl: float) -> None:
         """Publish; while no queue takes the request (its service not subscribed yet, say at start-up),

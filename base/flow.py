@@ -17,6 +17,7 @@ from tracegraph.base.errors import (
     TRANSIENT_ERROR_TYPES, ConfigError, DecodeError, RemoteError, ServiceUnavailable, TraceGraphError,
     OutOfSpace, TransientError, is_out_of_space, is_transient,
 )
+from tracegraph.base.priority import Busy, PriorityScheduler, priority_of, queue_patience
 from tracegraph.base.specs import Client, Consumer, Parameter, Producer, Service, Spec
 from tracegraph.schemas.base import Error, Message, ServiceResponse
 
@@ -124,7 +125,8 @@ class Flow:
             settings = self.processor.settings
             client = RequestClient(backend, self._topic(spec, "request"), self._topic(spec, "response"),
                                    spec.request, spec.response, owner=self.processor.name,
-                                   timeout=settings.request_timeout, unavailable_after=settings.unavailable_timeout)
+                                   timeout=settings.request_timeout, unavailable_after=settings.unavailable_timeout,
+                                   priority=spec.priority)
             self._handles[id(spec)] = await self._stack.enter_async_context(client)
         elif isinstance(spec, Service):
             await self._consume(self._topic(spec, "request"), SERVICE_SUBSCRIPTION, spec.prefetch,
@@ -254,12 +256,24 @@ class ConsumerRunner(Runner):
 
 
 class ServiceRunner(Runner):
-    """Streams a handler's responses, one behind, so the last can be marked final before it is sent."""
+    """Streams a handler's responses, one behind, so the last can be marked final before it is sent.
+
+    Deliveries wait for a slot of the service's `PriorityScheduler`: questions pass queued bulk
+    work, and a request that cannot start within its caller's patience is answered `unavailable`."""
 
     def __init__(self, flow: Flow, spec: Service[Any, Any]) -> None:
         super().__init__(flow, spec)
         self.responses = flow._topic(spec, "response")
         self.response_type: type[ServiceResponse] = spec.response
+        self.scheduler = PriorityScheduler(spec.concurrency or spec.prefetch, name=self.processor.name)
+
+    async def settle(self, delivery: Delivery) -> None:
+        try:
+            async with self.scheduler.turn(priority_of(delivery.properties), queue_patience(delivery.properties)):
+                await super().settle(delivery)
+        except Busy as exc:  # never started: refused, so the caller hears at once and may retry
+            await self.fail(delivery, exc)
+            await delivery.ack()
 
     async def _send(self, response: ServiceResponse, request_id: str, final_only: bool = False) -> None:
         if response.ends_request or response.error is not None:

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from tracegraph.base.priority import INTERACTIVE, Priority
 from tracegraph.schemas.base import Message, ServiceResponse
 
 M = TypeVar("M", bound=Message)
@@ -58,13 +59,16 @@ class Service(Spec, Generic[Q, R]):
     """A request/response endpoint: `async def f(self, request, flow)` yields one or more responses.
 
     The runtime stamps each response with the request's id, marks the last one final,
-    and turns an exception into a final error response.
+    and turns an exception into a final error response. At most `concurrency` requests (None:
+    `prefetch`) run at once, interactive ones first, bulk ones in all slots but one; the rest of
+    `prefetch` waits in the service's own queue, where a question can pass queued bulk work.
     """
 
     request: type[Q]
     response: type[R]
     prefetch: int = 16
     run: ServiceHandler | None = field(default=None, repr=False)
+    concurrency: int | None = None
 
     def handler(self, fn: ServiceHandler) -> ServiceHandler:
         self.run = fn
@@ -73,10 +77,12 @@ class Service(Spec, Generic[Q, R]):
 
 @dataclass(eq=False)
 class Client(Spec, Generic[Q, R]):
-    """Another service this processor calls: requests out on one topic, responses back on another."""
+    """Another service this processor calls: requests out on one topic, responses back on another.
+    Background work (ingest, derived structures) says `priority=BULK`, so questions pass it."""
 
     request: type[Q]
     response: type[R]
+    priority: Priority = INTERACTIVE
 
 
 @dataclass(eq=False)

@@ -262,9 +262,7 @@ async def preload(corpus: Corpus, documents: int, shape: str, off: TripleStore, 
         contested = [f for f in message.triples if f.p.iri in functional]
         if contested:
             admission = await keeper.admit(ref, message.meta, contested, message.confidence)
-            await on.add(ref, admission.write)
-            if admission.remove:
-                await on.remove(ref, admission.remove)
+            await admission.store(on, ref)
         for doc, at in corpus.retractions.get(i, []):
             await forget(corpus.document(doc), at, off, on, keeper, ref)
     return loaded

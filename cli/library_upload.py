@@ -123,11 +123,13 @@ async def wait_for_extraction(api: Api, flow: str, documents: list[str], collect
 
 
 async def settle(api: Api, flow: str, documents: list[str], collection: str, timeout: float,
-                 on_progress: Callable[[int, int], None] | None = None) -> Settlement:
+                 on_progress: Callable[[int, int], None] | None = None,
+                 on_settled: Callable[[int, int], None] | None = None) -> Settlement:
     """Poll each document until it has settled or `timeout` passes: a document settles once it has
     chunk records and every chunk has its subgraph, the same on two polls in a row, or once a
     processor recorded giving up on the document. A document with no chunk record yet keeps the
-    wait going: it may still be queued, or its chunks lost, and only the timeout tells which."""
+    wait going: it may still be queued, or its chunks lost, and only the timeout tells which.
+    Each poll tells `on_progress(chunks done, chunks)` and `on_settled(documents settled, documents)`."""
     deadline = time.monotonic() + timeout
     states = {document: DocumentState(document) for document in dict.fromkeys(documents)}
     while True:
@@ -136,6 +138,8 @@ async def settle(api: Api, flow: str, documents: list[str], collection: str, tim
                 await poll_document(api, flow, collection, state)
         if on_progress is not None:
             on_progress(sum(s.done for s in states.values()), sum(s.chunks for s in states.values()))
+        if on_settled is not None:
+            on_settled(sum(s.settled for s in states.values()), len(states))
         if all(state.settled for state in states.values()):
             return Settlement(list(states.values()), timed_out=False)
         if time.monotonic() > deadline:

@@ -1,5 +1,6 @@
 """`tg-load-text` and `tg-load-pdf`: add files (named, or found in folders) to the library and process
-them in a flow, with a progress bar; `--wait` follows each document until it is done or failed.
+them in a flow, at most --in-flight at once, with a progress bar; `--wait` follows each document until it
+has settled (done or failed), on one progress line.
 Each document is stored under its path, so loading a changed file again replaces the older version."""
 
 from __future__ import annotations
@@ -17,10 +18,13 @@ from tracegraph.base.documents import TEXT_KINDS
 from tracegraph.base.errors import ConfigError
 from tracegraph.cli._client import add_collection_arguments, command_parser, run
 from tracegraph.cli.api import Api
-from tracegraph.cli.document_files import MARKDOWN_SUFFIXES, TEXT_SUFFIXES, declared_kind, select, short_kind
-from tracegraph.cli.library_upload import (
-    DATE_HELP, document_failures, process, settle, store_document, wait_for_vectors,
+from tracegraph.cli.document_files import (
+    MARKDOWN_SUFFIXES, TEXT_SUFFIXES, DocumentFile, declared_kind, select, short_kind,
 )
+from tracegraph.cli.library_upload import (
+    DATE_HELP, Stored, document_failures, process, settle, store_document, wait_for_vectors,
+)
+from tracegraph.cli.submission import DEFAULT_IN_FLIGHT, in_flight_count, submit_bounded
 
 PATHS_HELP = """\
 Each document is identified by its path in the collection:
@@ -63,7 +67,12 @@ def _main(prog: str, kinds: set[str], argv: list[str] | None) -> int:
     p.add_argument("--path", help="the path to store a single FILE under (default: as given, or its name "
                    "when given as an absolute path)")
     add_collection_arguments(p)
-    p.add_argument("--wait", action="store_true", help="follow extraction until every chunk is done")
+    p.add_argument("--wait", action="store_true", help="follow every document until it has settled: all its "
+                   "chunks extracted and their vectors indexed, on one progress line (documents settled of "
+                   "submitted, chunks extracted); tg-show-processing shows the same from another terminal")
+    p.add_argument("--in-flight", type=in_flight_count, default=DEFAULT_IN_FLIGHT, metavar="N",
+                   help=f"documents submitted at once (each an add and a process round trip); more round "
+                   f"trips wait their turn, so a large folder never floods the gateway [{DEFAULT_IN_FLIGHT}]")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds --wait may take [600]")
     p.add_argument("--author", default="", help="who wrote the documents (recorded with each)")
     p.add_argument("--date", default="", help=f"{DATE_HELP}; the same for every file")
@@ -79,18 +88,22 @@ def _main(prog: str, kinds: set[str], argv: list[str] | None) -> int:
         selection = await asyncio.to_thread(select, args.files, kinds, prog, args.path, declared)
         if selection.skipped:
             print(selection.skipped_line(prog))
-        ids, names = [], {}
-        with tqdm(total=len(selection.files), unit="doc", desc="loading", disable=None) as bar:
-            for document in selection.files:
+        with tqdm(total=len(selection.files), unit="doc", desc="submitting", disable=None) as bar:
+            async def submit(document: DocumentFile) -> Stored:
                 stored = await store_document(api, document.file, collection=args.collection, path=document.path,
                                               kind=document.kind, author=args.author, tags=args.tag, date=args.date)
+                await process(api, stored.meta["id"], args.flow_id, args.collection)
+                return stored
+
+            def submitted(document: DocumentFile, stored: Stored) -> None:
                 meta = stored.meta
-                await process(api, meta["id"], args.flow_id, args.collection)
-                ids.append(meta["id"])
-                names[meta["id"]] = document.path
                 replaced = "".join(f"; replaced {old}" for old in stored.replaced)
                 bar.write(f"{document.path}: {meta['id']} ({meta['size']:,} bytes) → flow {args.flow_id}{replaced}")
                 bar.update()
+
+            results = await submit_bounded(selection.files, args.in_flight, submit, submitted)
+        ids = [stored.meta["id"] for stored in results]
+        names = {stored.meta["id"]: document.path for document, stored in zip(selection.files, results)}
         if args.wait:
             await follow(prog, api, args, ids, names)
 
@@ -103,14 +116,19 @@ async def follow(prog: str, api: Api, args: argparse.Namespace, ids: list[str], 
     progress = (0, 0)
     deadline = time.monotonic() + args.timeout
     try:
-        with tqdm(total=1, unit="chunk", desc="extracting", disable=None) as bar:
+        with tqdm(total=len(set(ids)), unit="doc", desc="settling", disable=None) as bar:
             def show(done: int, chunks: int) -> None:
                 nonlocal progress
                 progress = (done, chunks)
-                bar.total, bar.n = max(chunks, 1), done
+                bar.set_postfix_str(chunks_postfix(done, chunks), refresh=False)
+
+            def settled(count: int, documents: int) -> None:
+                bar.total, bar.n = documents, count
                 bar.refresh()
-            settlement = await settle(api, args.flow_id, ids, args.collection, args.timeout, show)
+            settlement = await settle(api, args.flow_id, ids, args.collection, args.timeout, show, settled)
             if not settlement.unsettled:
+                bar.set_description("indexing vectors")
+                bar.refresh()
                 await wait_for_vectors(api, args.flow_id, args.collection, settlement.indexable_chunks,
                                        max(1.0, deadline - time.monotonic()))
     except asyncio.CancelledError:  # Ctrl-C: asyncio.run cancels, then raises KeyboardInterrupt (exit 130)
@@ -131,6 +149,17 @@ async def follow(prog: str, api: Api, args: argparse.Namespace, ids: list[str], 
         raise ConfigError(f"{' and '.join(parts)} of {len(ids)} document(s) (listed above); load a failed "
                           "document again once the cause is fixed")
     print(f"extraction finished for {len(ids)} document(s)")
+
+
+def chunks_postfix(done: int, chunks: int) -> str:
+    """The chunk count shown after the documents on --wait's progress line.
+
+    >>> chunks_postfix(3, 7)
+    'chunks 3/7 extracted'
+    >>> chunks_postfix(0, 0)
+    'no chunk records yet'
+    """
+    return f"chunks {done}/{chunks} extracted" if chunks else "no chunk records yet"
 
 
 def still_extracting(prog: str, documents: int, flow: str, done: int, chunks: int) -> str:

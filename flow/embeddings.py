@@ -24,7 +24,12 @@ def open_embedder(settings: RuntimeSettings) -> Embedder:
 
 class EmbeddingsProcessor(FlowProcessor):
     name = "embeddings"
-    request = Service("request", EmbeddingsRequest, EmbeddingsResponse, prefetch=16)
+    # Bulk callers (vector indexing, derived structures) keep a few batches each in flight: a deep
+    # prefetch takes them all into the service's own queue, where a question's request passes them,
+    # and few slots keep the model's thread queue short. Bulk requests use all slots but one, and
+    # LocalEmbedder runs a question's model calls ahead of bulk ones: its texts wait for the small
+    # batches (BATCH_TOKENS) already running, never for a whole bulk request.
+    request = Service("request", EmbeddingsRequest, EmbeddingsResponse, prefetch=64, concurrency=4)
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)

@@ -111,18 +111,19 @@ class BusRetrievalTools:
         return await self._chunks(VectorQueryRequest(vector=list(vector), limit=limit, user=self.user,
                                                      collection=self.collection))
 
-    async def chunks(self, uris: Sequence[str]) -> list[RetrievedChunk]:
-        """In requests of at most MAX_VECTOR_IDS ids, the most one request may name."""
+    async def chunks(self, uris: Sequence[str], with_vectors: bool = False) -> list[RetrievedChunk]:
+        """In requests of at most MAX_VECTOR_IDS ids, the most one request may name; `with_vectors`
+        brings the stored vectors too (a reader that needs them need not embed the texts again)."""
         found: list[RetrievedChunk] = []
         for start in range(0, len(uris), MAX_VECTOR_IDS):
             part = list(uris[start:start + MAX_VECTOR_IDS])
             found += await self._chunks(VectorQueryRequest(ids=part, limit=len(part), user=self.user,
-                                                           collection=self.collection))
+                                                           collection=self.collection, with_vectors=with_vectors))
         return found
 
     async def _chunks(self, req: VectorQueryRequest) -> list[RetrievedChunk]:
         reply = await self.flow[self.p.document_embeddings].request(req)
-        return [RetrievedChunk(m.id, m.score, m.text or "", m.document) for m in reply.matches]
+        return [RetrievedChunk(m.id, m.score, m.text or "", m.document, m.vector) for m in reply.matches]
 
     async def keyword_chunks(self, text: str, limit: int) -> list[RetrievedChunk]:
         reply = await self.flow[self.p.passage_keywords].request(PassageKeywordRequest(

@@ -63,7 +63,7 @@ class VectorProcessor(FlowProcessor):
     """Shared by both: batched indexing, the store, nearest-neighbour queries, and removal by ids."""
 
     kind: ClassVar[VectorKind]
-    embeddings = Client("embeddings", EmbeddingsRequest, EmbeddingsResponse)
+    embeddings = Client("embeddings", EmbeddingsRequest, EmbeddingsResponse, priority="bulk")  # ingest
     failures = Producer("triples", Triples)
     query = Service("query", VectorQueryRequest, VectorQueryResponse, prefetch=32)
     remove = Service("remove", VectorRemovalRequest, VectorRemovalResponse, prefetch=2)
@@ -109,13 +109,14 @@ class VectorProcessor(FlowProcessor):
     async def nearest(self, req: VectorQueryRequest, flow: Flow) -> AsyncIterator[VectorQueryResponse]:
         ref = CollectionRef(req.user, req.collection)
         if req.ids:
-            hits = await self.store.get(ref, self.kind, req.ids)
+            hits = await self.store.get(ref, self.kind, req.ids, with_vectors=req.with_vectors)
         elif req.vector:
             hits = await self.store.search(ref, self.kind, req.vector, req.limit)
         else:
             raise ConfigError("a vector query needs a vector or ids")
         yield VectorQueryResponse(matches=[
-            VectorMatch(id=h.id, score=h.score, text=h.payload.get("text"), document=h.payload.get("document"))
+            VectorMatch(id=h.id, score=h.score, text=h.payload.get("text"), document=h.payload.get("document"),
+                        vector=list(h.vector) if req.with_vectors and h.vector is not None else None)
             for h in hits])
 
     @remove.handler

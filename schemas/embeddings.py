@@ -38,6 +38,7 @@ class VectorQueryRequest(Message):
     limit: int = Field(10, ge=1, le=1000)
     user: Name = "default"
     collection: Name = "default"
+    with_vectors: bool = False  # with `ids`: send the stored vectors too, so a reader need not embed again
 
 
 class VectorMatch(Message):
@@ -45,6 +46,7 @@ class VectorMatch(Message):
     score: float
     text: str | None = None  # chunk text, for document embeddings
     document: str | None = None
+    vector: list[float] | None = None  # only when the query asked `with_vectors`
 
 
 class VectorQueryResponse(ServiceResponse):

@@ -127,6 +127,10 @@ class InprocBackend:
         found = self._topics.get(topic, {}).get(subscription)
         return found.consumers if found is not None else 0
 
+    async def backlog(self, topic: Topic, subscription: str) -> int | None:
+        found = self._topics.get(topic, {}).get(subscription)
+        return found.queue.qsize() if found is not None else 0
+
     @asynccontextmanager
     async def subscribe(self, topic: Topic, subscription: str, *, prefetch: int = 16, auto_ack: bool = False
                         ) -> AsyncIterator[AsyncIterator[Delivery]]:

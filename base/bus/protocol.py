@@ -49,6 +49,11 @@ class Backend(Protocol):
         Callers use it to notice a dead service in seconds instead of waiting out a timeout."""
         ...
 
+    async def backlog(self, topic: Topic, subscription: str) -> int | None:
+        """How many messages wait in `subscription` on `topic`, not yet handed to a consumer (0 when the
+        subscription does not exist); None where the broker cannot tell. `tg-show-processing` shows it."""
+        ...
+
     @property
     def epoch(self) -> int:
         """Counts lost broker connections: a response awaited across a change may never come."""

@@ -1,6 +1,12 @@
 """Apache Pulsar engine (pulsar-client's asyncio API): a Shared subscription per subscription name.
 
 Pulsar already has our topic shape, so a topic maps one to one; only the local name is escaped.
+Request topics are the exception: they are always persistent on Pulsar, so a request sent while its
+service restarts waits in the service's durable subscription (RabbitMQ keeps the queue for that).
+Pulsar has no per-message expiry, so a publish `ttl` travels as a property and consumers drop (ack)
+what has expired. Consumer counts, backlogs, and whether a request topic has any subscription at all
+come from the broker's admin REST API (`pulsar_admin`). The client library reconnects producers and
+consumers by itself; a send meeting the reconnect waits for it (its send timeout, 30 s).
 """
 
 from __future__ import annotations
@@ -8,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from functools import partial
@@ -17,14 +24,18 @@ import pulsar
 import pulsar.asyncio
 
 from tracegraph.base.bus.protocol import Delivery, redact_url
+from tracegraph.base.bus.pulsar_admin import PulsarAdmin, UnknownStats, admin_url, has_subscriptions, \
+    subscription_backlog, subscription_consumers
 from tracegraph.base.bus.topic import Topic
-from tracegraph.base.errors import BusError, ConnectError, TopicNotFound
+from tracegraph.base.errors import BusError, ConnectError, NoRoute, TopicNotFound
 
 log = logging.getLogger(__name__)
 
 DEFAULT_URL = "pulsar://127.0.0.1:6650"
 CONNECT_TIMEOUT = 10.0
-NACK_DELAY_MS = 200
+NACK_DELAY_MS = 200  # on top of the runtime's own backoff, which waits before it nacks
+EXPIRES = "tg-expires-at"  # property: wall-clock second after which nobody waits for the message
+ROUTED_FOR = 10.0  # seconds a request topic seen with a subscription is trusted to still have one
 # A metadata lookup is the cheapest round trip that proves a broker answers. It creates nothing
 # while auto-created topics are non-partitioned (Pulsar's default); any answer, even an error, will do.
 _PROBE = "non-persistent://public/default/tracegraph-connect-probe"
@@ -46,7 +57,8 @@ def pulsar_topic(topic: Topic) -> str:
 
     `_` is the escape character, so the mapping is reversible (`topic_from_pulsar`) and uses only
     characters every Pulsar name accepts: `persistent://tg/flow/chunk-load:default` becomes
-    `persistent://tg/flow/chunk-load__default`.
+    `persistent://tg/flow/chunk-load__default`. Request topics are persistent whatever their
+    scheme says, so their subscription keeps requests for a restarting service.
     """
     for part in (topic.tenant, topic.kind):
         if not _SEGMENT.fullmatch(part) or part in (".", ".."):
@@ -56,25 +68,29 @@ def pulsar_topic(topic: Topic) -> str:
     local = topic.name.replace("_", "_u").replace(":", "__")
     if _PARTITION.search(local):
         raise TopicNotFound(f"{topic}: names ending in -partition-N are Pulsar's partitions")
-    scheme = "persistent" if topic.persistent else "non-persistent"
+    scheme = "persistent" if topic.persistent or topic.serves_requests else "non-persistent"
     return f"{scheme}://{topic.tenant}/{topic.kind}/{local}"
 
 
 def topic_from_pulsar(name: str) -> Topic:
-    """The inverse of `pulsar_topic`; raises `TopicNotFound` for names it cannot have produced."""
+    """The inverse of `pulsar_topic` (request topics come back in our non-persistent scheme);
+    raises `TopicNotFound` for names it cannot have produced."""
     match = _PULSAR.fullmatch(name)
     if not match or not _ESCAPED.fullmatch(match.group(4)):
         raise TopicNotFound(f"not a Pulsar topic name made by tracegraph: {name!r}")
     scheme, tenant, kind, local = match.groups()
     decoded = re.sub(r"_([u_])", lambda m: "_" if m.group(1) == "u" else ":", local)
-    return Topic.parse(f"{scheme}://{tenant}/{kind}/{decoded}")
+    topic = Topic.parse(f"{scheme}://{tenant}/{kind}/{decoded}")
+    return Topic(False, tenant, kind, topic.name) if topic.serves_requests else topic
 
 
 class PulsarBackend:
     """Moves bytes through a Pulsar cluster at `url` (pulsar://host:6650, pulsar+ssl://...)."""
 
-    def __init__(self, url: str | None = None) -> None:
+    def __init__(self, url: str | None = None, admin: str | None = None) -> None:
         self.url = url or DEFAULT_URL
+        self.admin = PulsarAdmin(admin_url(self.url, admin))
+        self._routed: dict[str, float] = {}  # request topic -> when it was last seen with a subscription
         self._client: pulsar.asyncio.Client | None = None
         self._producers: dict[str, pulsar.asyncio.Producer] = {}
         self._lock = asyncio.Lock()
@@ -117,18 +133,47 @@ class PulsarBackend:
                     self._producers[name] = producer
         return producer
 
-    # Pulsar's non-persistent topics keep nothing for an absent consumer, so there is no queued
-    # request to expire (ttl is unused) and no cheap consumer count without the admin API.
+    # The client library reconnects on its own and tells nobody: no lost connection is ever counted.
     epoch = 0
 
     async def consumers(self, topic: Topic, subscription: str) -> int | None:
-        return None
+        stats = await self._stats(topic)
+        return None if stats is False else subscription_consumers(stats, subscription)
+
+    async def backlog(self, topic: Topic, subscription: str) -> int | None:
+        stats = await self._stats(topic)
+        return None if stats is False else subscription_backlog(stats, subscription)
+
+    async def _stats(self, topic: Topic) -> Mapping[str, object] | None | bool:
+        """The topic's admin stats (None: no such topic), or False when the admin API cannot tell."""
+        try:
+            return await self.admin.topic_stats(pulsar_topic(topic))
+        except UnknownStats as exc:
+            log.debug("no stats for %s: %s", topic, exc)
+            return False
+
+    async def _check_routed(self, topic: Topic) -> None:
+        """Refuse a request no subscription would keep (Pulsar drops it), as RabbitMQ's `mandatory` does."""
+        name = pulsar_topic(topic)
+        if time.monotonic() - self._routed.get(name, -ROUTED_FOR) < ROUTED_FOR:
+            return
+        stats = await self._stats(topic)
+        if stats is False:  # cannot tell: send it, and let the caller's liveness check decide
+            return
+        if not has_subscriptions(stats):
+            raise NoRoute(f"nothing is subscribed to {topic}: its service is not running in this flow")
+        self._routed[name] = time.monotonic()
 
     async def publish(self, topic: Topic, body: bytes, properties: Mapping[str, str], *,
                       ttl: float | None = None) -> None:
+        if topic.serves_requests:
+            await self._check_routed(topic)
         producer = await self._producer(topic)
+        sent = dict(properties)
+        if ttl is not None:
+            sent[EXPIRES] = repr(time.time() + ttl)
         try:
-            await producer.send(body, properties=dict(properties))
+            await producer.send(body, properties=sent)
         except pulsar.asyncio.PulsarException as exc:
             raise _wrap(exc, f"publish to {topic} failed") from exc
 
@@ -148,6 +193,8 @@ class PulsarBackend:
             yield deliveries
         finally:
             try:  # the broker redelivers whatever this consumer left unacknowledged
+                if not auto_ack:  # asked for, not left to the close, so the broker counts the redelivery
+                    consumer.redeliver_unacknowledged_messages()
                 await consumer.close()
             except pulsar.asyncio.PulsarException as exc:
                 log.debug("closing consumer of %s: %s", name, exc)
@@ -156,6 +203,7 @@ class PulsarBackend:
     async def aclose(self) -> None:
         client, self._client = self._client, None
         self._producers.clear()
+        await self.admin.aclose()
         if client is not None:
             try:  # closes every producer and consumer of the client too
                 await client.close()
@@ -181,10 +229,22 @@ async def _deliveries(consumer: pulsar.asyncio.Consumer, slots: asyncio.Semaphor
                 return
             raise _wrap(exc, f"receive on {consumer.topic()} failed") from exc
         settle = partial(_settle, consumer, message, slots, [False])
-        if auto_ack:
+        properties = dict(message.properties())
+        expired = _expired(properties.pop(EXPIRES, None))
+        if auto_ack or expired:
             await settle(True)
-        yield Delivery(message.data(), dict(message.properties()), message.redelivery_count() + 1,
+            if expired:
+                continue  # its caller gave up on it
+        yield Delivery(message.data(), properties, message.redelivery_count() + 1,
                        partial(settle, True), partial(settle, False))
+
+
+def _expired(expires: str | None) -> bool:
+    """Whether a message's `EXPIRES` property lies in the past (hosts' clocks are assumed in sync)."""
+    try:
+        return expires is not None and time.time() > float(expires)
+    except ValueError:
+        return False
 
 
 async def _settle(consumer: pulsar.asyncio.Consumer, message: pulsar.Message, slots: asyncio.Semaphore,

@@ -91,6 +91,15 @@ class RabbitMQBackend:
         self.epoch += 1
 
     async def consumers(self, topic: Topic, subscription: str) -> int | None:
+        counts = await self._queue_counts(topic, subscription)
+        return None if counts is None else counts[1]
+
+    async def backlog(self, topic: Topic, subscription: str) -> int | None:
+        counts = await self._queue_counts(topic, subscription)
+        return None if counts is None else counts[0]
+
+    async def _queue_counts(self, topic: Topic, subscription: str) -> tuple[int, int] | None:
+        """(ready messages, consumers) of the subscription's queue, from a passive declare."""
         await self.connect()
         try:
             if self._probe_channel is None or self._probe_channel.is_closed:
@@ -99,11 +108,11 @@ class RabbitMQBackend:
             declared = await underlay.queue_declare(queue_name(topic, subscription), passive=True)
         except aiormq.exceptions.ChannelNotFoundEntity:  # no such queue: nobody ever served it, or it expired
             await self._drop_probe_channel()
-            return 0
+            return 0, 0
         except (*_LOST, RuntimeError):  # cannot tell while the connection is down; `epoch` covers that case
             await self._drop_probe_channel()
             return None
-        return declared.consumer_count
+        return declared.message_count, declared.consumer_count
 
     async def _drop_probe_channel(self) -> None:
         channel, self._probe_channel = self._probe_channel, None

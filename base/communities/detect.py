@@ -10,7 +10,7 @@ each level's resolution is the one below's times `resolution_decay`, which favou
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -98,15 +98,51 @@ class CommunityUpdate:
     affected_level0_ids: tuple[str, ...]  # previous level-0 communities that were re-detected
 
 
-def detect(graph: FactGraph, params: DetectionParams = DetectionParams()) -> Hierarchy:
-    """Every level of communities of the fact graph, from scratch."""
+@dataclass(frozen=True, slots=True)
+class LeidenJob:
+    """One Leiden run as plain data. leidenalg holds the GIL while it works, so a caller that must keep an
+    event loop responsive hands `run_leiden` and the job to another process (flow/derived/community.py)."""
+
+    vertices: int
+    edges: list[tuple[int, int]]
+    weights: list[float]
+    resolution: float
+    seed: int
+    iterations: int
+    node_sizes: list[int] | None = None  # CPM with these vertex sizes; None: modularity (RB configuration)
+    initial: list[int] | None = None
+    fixed: list[bool] | None = None
+
+
+Leiden = Callable[[LeidenJob], np.ndarray]
+
+
+def run_leiden(job: LeidenJob) -> np.ndarray:
+    """Community labels 0..k-1 of the job's vertices (seeded: the same job, the same labels)."""
+    graph = igraph.Graph(n=job.vertices, edges=job.edges)
+    graph.es["weight"] = job.weights
+    if job.node_sizes is None:
+        partition = leidenalg.RBConfigurationVertexPartition(
+            graph, initial_membership=job.initial, weights="weight", resolution_parameter=job.resolution)
+    else:
+        partition = leidenalg.CPMVertexPartition(
+            graph, weights="weight", node_sizes=job.node_sizes, resolution_parameter=job.resolution)
+    optimiser = leidenalg.Optimiser()
+    optimiser.set_rng_seed(job.seed)
+    optimiser.optimise_partition(partition, n_iterations=job.iterations, is_membership_fixed=job.fixed)
+    return np.unique(np.asarray(partition.membership), return_inverse=True)[1].astype(np.int64)
+
+
+def detect(graph: FactGraph, params: DetectionParams = DetectionParams(), leiden: Leiden = run_leiden) -> Hierarchy:
+    """Every level of communities of the fact graph, from scratch (`leiden` runs each Leiden job)."""
     if not graph.entities:
         return Hierarchy([], params)
-    return _climb(graph, _optimise(_modularity_partition(graph.graph, params, level=0), params), params, previous=None)
+    level0 = leiden(_modularity_job(len(graph.entities), graph.sources, graph.targets, graph.weights, params, level=0))
+    return _climb(graph, level0, params, None, leiden)
 
 
 def update(previous: Hierarchy, graph: FactGraph, changed: Iterable[str],
-           params: DetectionParams = DetectionParams()) -> CommunityUpdate:
+           params: DetectionParams = DetectionParams(), leiden: Leiden = run_leiden) -> CommunityUpdate:
     """The hierarchy after facts were added or removed, re-detecting only what the change touched.
 
     `changed` are the entities of the added and removed facts. A level-0 community is affected if it
@@ -130,8 +166,8 @@ def update(previous: Hierarchy, graph: FactGraph, changed: Iterable[str],
     labels = _vertex_labels(graph, kept)
     free = np.flatnonzero(labels < 0)  # the affected communities' members still here, and new entities
     if len(free):
-        labels[free] = len(kept) + _optimise(_within_whole_graph(graph, free, params), params)
-    hierarchy = _climb(graph, labels, params, previous) if len(labels) else Hierarchy([], params)
+        labels[free] = len(kept) + leiden(_within_whole_graph(graph, free, params))
+    hierarchy = _climb(graph, labels, params, previous, leiden) if len(labels) else Hierarchy([], params)
     before = {c.id: c for c in previous.communities()}
     after = {c.id: c for c in hierarchy.communities()}
     return CommunityUpdate(
@@ -165,14 +201,15 @@ def _vertex_labels(graph: FactGraph, communities: list[Community]) -> np.ndarray
     return labels
 
 
-def _modularity_partition(graph: igraph.Graph, params: DetectionParams, *, level: int,
-                initial: list[int] | None = None) -> leidenalg.RBConfigurationVertexPartition:
+def _modularity_job(vertices: int, sources: np.ndarray, targets: np.ndarray, weights: np.ndarray,
+                    params: DetectionParams, *, level: int, initial: list[int] | None = None,
+                    fixed: list[bool] | None = None) -> LeidenJob:
     """Modularity at the level's resolution (the RB configuration model), to be optimised by Leiden."""
-    return leidenalg.RBConfigurationVertexPartition(
-        graph, initial_membership=initial, weights="weight", resolution_parameter=params.resolution_at(level))
+    return LeidenJob(vertices, np.column_stack([sources, targets]).tolist(), weights.tolist(),
+                     params.resolution_at(level), params.seed, params.iterations, initial=initial, fixed=fixed)
 
 
-def _within_whole_graph(graph: FactGraph, vertices: np.ndarray, params: DetectionParams) -> leidenalg.CPMVertexPartition:
+def _within_whole_graph(graph: FactGraph, vertices: np.ndarray, params: DetectionParams) -> LeidenJob:
     """Level-0 modularity of the fact graph, restricted to partitions of `vertices` (sorted ids).
 
     Modularity on the induced subgraph alone would compare it with a null model of the subgraph, and so
@@ -182,18 +219,9 @@ def _within_whole_graph(graph: FactGraph, vertices: np.ndarray, params: Detectio
     """
     degrees = np.asarray(graph.graph.strength(vertices.tolist(), weights="weight"))
     subgraph = graph.graph.induced_subgraph(vertices.tolist())  # keeps the vertices' order
-    return leidenalg.CPMVertexPartition(  # node sizes are whole numbers: weights count facts
-        subgraph, weights="weight", node_sizes=np.rint(degrees).astype(int).tolist(),
-        resolution_parameter=params.resolution_at(0) / (2 * graph.weights.sum()))
-
-
-def _optimise(partition: leidenalg.VertexPartition.MutableVertexPartition, params: DetectionParams,
-              fixed: list[bool] | None = None) -> np.ndarray:
-    """Community labels 0..k-1 of the partition's vertices, after Leiden (seeded: the same input, the same labels)."""
-    optimiser = leidenalg.Optimiser()
-    optimiser.set_rng_seed(params.seed)
-    optimiser.optimise_partition(partition, n_iterations=params.iterations, is_membership_fixed=fixed)
-    return np.unique(np.asarray(partition.membership), return_inverse=True)[1].astype(np.int64)
+    resolution = params.resolution_at(0) / (2 * graph.weights.sum())
+    return LeidenJob(len(vertices), subgraph.get_edgelist(), subgraph.es["weight"], resolution, params.seed,
+                     params.iterations, node_sizes=np.rint(degrees).astype(int).tolist())  # whole: weights count facts
 
 
 @dataclass
@@ -214,13 +242,9 @@ class _Aggregate:
         summed = np.bincount(inverse.ravel(), weights=weights, minlength=len(pairs))
         return cls(pairs // size, pairs % size, summed, size)
 
-    def graph(self) -> igraph.Graph:
-        graph = igraph.Graph(n=self.size, edges=np.column_stack([self.sources, self.targets]))
-        graph.es["weight"] = self.weights.tolist()
-        return graph
 
-
-def _climb(graph: FactGraph, level0: np.ndarray, params: DetectionParams, previous: Hierarchy | None) -> Hierarchy:
+def _climb(graph: FactGraph, level0: np.ndarray, params: DetectionParams, previous: Hierarchy | None,
+           leiden: Leiden) -> Hierarchy:
     """The hierarchy over level-0 labels (vertex -> 0..k-1): Leiden on each level's aggregate graph in turn,
     starting from `previous`'s grouping (see `update`) when there is one."""
     vertex_labels = [level0]
@@ -231,7 +255,8 @@ def _climb(graph: FactGraph, level0: np.ndarray, params: DetectionParams, previo
     while len(ids) < params.max_levels and below.size > 1:
         level = len(ids)
         initial, fixed = _previous_grouping(previous, level, ids[-1])
-        labels = _optimise(_modularity_partition(below.graph(), params, level=level, initial=initial), params, fixed)
+        labels = leiden(_modularity_job(below.size, below.sources, below.targets, below.weights, params,
+                                        level=level, initial=initial, fixed=fixed))
         if labels.max() + 1 == below.size:  # merged nothing
             break
         uplinks.append(labels)

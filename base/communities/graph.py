@@ -108,26 +108,44 @@ class FactGraph:
         return pointers, edges, others
 
 
+LINK, ATTRIBUTE, LABEL = "link", "attribute", "label"
+
+
+def role(t: Triple) -> str | None:
+    """What a triple is to the fact graph: a link between two entities, an entity's attribute, its label,
+    or nothing. Worked out once per triple where a collection's graph is kept (the costly part of a build)."""
+    s, p, o = t.s, t.p.iri, t.o
+    if t.g is not None or not isinstance(s, IriTerm):
+        return None
+    if p == _LABEL:
+        return LABEL if isinstance(o, LiteralTerm) else None
+    if not is_knowledge(t):
+        return None
+    return LINK if isinstance(o, IriTerm) and p != _TYPE and o.iri != s.iri else ATTRIBUTE
+
+
 def fact_graph(triples: Iterable[Triple]) -> FactGraph:
     """The fact graph of a collection's triples (any others, e.g. named-graph records, are skipped)."""
+    return fact_graph_of_roles((t, role(t)) for t in triples)
+
+
+def fact_graph_of_roles(triples: Iterable[tuple[Triple, str | None]]) -> FactGraph:
+    """The fact graph of triples whose `role` is known already."""
     subjects: list[str] = []
     objects: list[str] = []
     links: list[Triple] = []
     seen: set[tuple[str, str, str]] = set()
     attributes: dict[str, dict[Triple, None]] = {}
     labels: dict[str, str] = {}
-    for t in triples:
-        s, p, o = t.s, t.p.iri, t.o
-        if t.g is not None or not isinstance(s, IriTerm):
+    for t, kind in triples:
+        if kind is None:
             continue
-        if p == _LABEL:
-            if isinstance(o, LiteralTerm):
-                labels.setdefault(s.iri, o.value)
+        s, o = t.s, t.o
+        if kind == LABEL:
+            labels.setdefault(s.iri, o.value)
             continue
-        if not is_knowledge(t):
-            continue
-        if isinstance(o, IriTerm) and p != _TYPE and o.iri != s.iri:
-            key = (s.iri, p, o.iri)
+        if kind == LINK:
+            key = (s.iri, t.p.iri, o.iri)
             if key not in seen:
                 seen.add(key)
                 subjects.append(s.iri)

@@ -47,8 +47,16 @@ def report_uri(community_id: str) -> str:
 
 def graph_fingerprint(facts: Iterable[Triple]) -> str:
     """SHA-1 over the sorted facts as N-Triples lines: the same facts, the same fingerprint."""
-    lines = sorted(f"{t.s} {t.p} {t.o} ." for t in facts)
-    return hashlib.sha1("\n".join(lines).encode()).hexdigest()
+    return fingerprint_of_lines(fingerprint_line(t) for t in facts)
+
+
+def fingerprint_line(fact: Triple) -> str:
+    """A fact's line in the fingerprint (kept with the fact where a collection's graph is kept)."""
+    return f"{fact.s} {fact.p} {fact.o} ."
+
+
+def fingerprint_of_lines(lines: Iterable[str]) -> str:
+    return hashlib.sha1("\n".join(sorted(lines)).encode()).hexdigest()
 
 
 def _triple(s: str, p: IriTerm, o: Term) -> Triple:

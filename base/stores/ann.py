@@ -187,8 +187,10 @@ class AnnVectorStore(OpenedOnEnter):
         return [VectorHit(id=rows[k][0], score=float(score), payload=rows[k][1])
                 for k, score in zip(keys.tolist(), scores.tolist()) if k in rows]
 
-    async def get(self, ref: CollectionRef, kind: VectorKind, ids: Sequence[str]) -> list[VectorHit]:
-        """The stored items of these ids (payload, score 0), in the order asked; unknown ids are left out."""
+    async def get(self, ref: CollectionRef, kind: VectorKind, ids: Sequence[str],
+                  with_vectors: bool = False) -> list[VectorHit]:
+        """The stored items of these ids (payload, the vector if asked, score 0), in the order asked;
+        unknown ids are left out."""
         _check_kind(kind)
         wanted = list(dict.fromkeys(ids))
         if not wanted:
@@ -197,8 +199,12 @@ class AnnVectorStore(OpenedOnEnter):
         def get() -> list[VectorHit]:
             db = self._reader()
             space = ann_rows.find_space(db, ref.user, ref.collection, kind)
-            payloads = {} if space is None else ann_rows.payloads_of_ids(db, space.space, wanted)
-            return [VectorHit(id=i, score=0.0, payload=payloads[i]) for i in wanted if i in payloads]
+            if space is None:
+                return []
+            payloads = ann_rows.payloads_of_ids(db, space.space, wanted)
+            vectors = ann_rows.vectors_of_ids(db, space.space, wanted) if with_vectors else {}
+            return [VectorHit(id=i, score=0.0, payload=payloads[i], vector=vectors.get(i))
+                    for i in wanted if i in payloads]
         return await self._run(get)
 
     async def delete(self, ref: CollectionRef, kind: VectorKind, ids: Sequence[str]) -> int:

@@ -148,6 +148,18 @@ def payloads_of_ids(db: sqlite3.Connection, space: int, ids: Sequence[str]) -> d
     return found
 
 
+def vectors_of_ids(db: sqlite3.Connection, space: int, ids: Sequence[str]) -> dict[str, list[float]]:
+    """The stored vectors of these ids (as written, float32 rows), for readers that would otherwise embed again."""
+    found: dict[str, list[float]] = {}
+    for start in range(0, len(ids), _CHUNK):
+        part = list(ids[start:start + _CHUNK])
+        marks = ",".join("?" * len(part))
+        for id, vector in db.execute(f"SELECT id, vector FROM items WHERE space = ? AND id IN ({marks})",
+                                     (space, *part)):
+            found[id] = np.frombuffer(vector, dtype=np.float32).tolist()
+    return found
+
+
 def json_path(key: str) -> str:
     """A payload key as a SQLite JSON path: "a.b" is key b inside the object under a, as in Qdrant."""
     parts = key.split(".")

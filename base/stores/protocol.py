@@ -117,6 +117,7 @@ class VectorHit:
     id: str
     score: float
     payload: Mapping[str, Any]
+    vector: Sequence[float] | None = None  # only from `get(..., with_vectors=True)`
 
 
 VectorKind = Literal["entity", "chunk"]
@@ -133,8 +134,10 @@ class VectorStore(Protocol):
         """Nearest first, by cosine similarity; an unknown collection gives []."""
         ...
 
-    async def get(self, ref: CollectionRef, kind: VectorKind, ids: Sequence[str]) -> list[VectorHit]:
-        """The stored items of these ids (payload; score 0), in the order asked; unknown ids left out."""
+    async def get(self, ref: CollectionRef, kind: VectorKind, ids: Sequence[str],
+                  with_vectors: bool = False) -> list[VectorHit]:
+        """The stored items of these ids (payload, and the vector if asked; score 0), in the order asked;
+        unknown ids left out."""
         ...
 
     async def delete(self, ref: CollectionRef, kind: VectorKind, ids: Sequence[str]) -> int:

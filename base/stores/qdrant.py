@@ -202,22 +202,27 @@ class QdrantVectorStore(OpenedOnEnter):
             hits.append(VectorHit(id=str(payload.pop(ID_KEY, point.id)), score=float(point.score), payload=payload))
         return hits
 
-    async def get(self, ref: CollectionRef, kind: VectorKind, ids: Sequence[str]) -> list[VectorHit]:
-        """The stored items of these ids (payload, score 0), in the order asked; unknown ids are left out."""
+    async def get(self, ref: CollectionRef, kind: VectorKind, ids: Sequence[str],
+                  with_vectors: bool = False) -> list[VectorHit]:
+        """The stored items of these ids (payload, the vector if asked, score 0), in the order asked;
+        unknown ids are left out."""
         name = collection_name(ref, kind)
         wanted = list(dict.fromkeys(ids))
         if not wanted or await self._size(name) is None:
             return []
         try:
             found = await self._call("retrieve", collection_name=name, ids=[point_id(i) for i in wanted],
-                                     with_payload=True, with_vectors=False)
+                                     with_payload=True, with_vectors=with_vectors)
         except _Missing:
             return []
-        payloads = {}
+        payloads, vectors = {}, {}
         for point in found:
             payload = dict(point.payload or {})
-            payloads[str(payload.pop(ID_KEY, point.id))] = payload
-        return [VectorHit(id=i, score=0.0, payload=payloads[i]) for i in wanted if i in payloads]
+            id = str(payload.pop(ID_KEY, point.id))
+            payloads[id] = payload
+            if with_vectors and isinstance(point.vector, list):  # one unnamed vector per point
+                vectors[id] = [float(x) for x in point.vector]
+        return [VectorHit(id=i, score=0.0, payload=payloads[i], vector=vectors.get(i)) for i in wanted if i in payloads]
 
     async def delete(self, ref: CollectionRef, kind: VectorKind, ids: Sequence[str]) -> int:
         """Delete these ids; returns how many existed."""

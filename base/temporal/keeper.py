@@ -1,7 +1,8 @@
-"""Keeps the history while facts are written and documents removed, through pattern queries only
-(every engine can do it).
+"""Keeps the history while facts are written and documents removed, through pattern queries and one
+SPARQL query per batch of single-valued slots (every engine can do both).
 
-Writing: each fact gets one record per document stating it (`records.py`); a fact whose predicate is
+Writing: each fact gets one record per document stating it (`records.py`), built as N-Quads text and
+loaded in one call after the message's quads (`Admission.store`); a fact whose predicate is
 single-valued (config type `functional-predicate`) competes with the other values of its subject's
 slot, and only the value with the latest valid-from stays in the current graph; the others are closed
 (`tg:validUntil`, `tg:supersededBy`, `tg:supersededAt`). Removing a document retracts its records and
@@ -18,19 +19,22 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
+from tracegraph.base.errors import QueryError
 from tracegraph.base.provenance.uris import user_uri
 from tracegraph.base.provenance.vocab import PROV, RDF, TG, is_knowledge
 from tracegraph.base.stores.protocol import (
     DEFAULT_GRAPH, HISTORY_FACTS_GRAPH, HISTORY_GRAPH, SOURCE_GRAPH, CollectionRef, TripleStore,
 )
 from tracegraph.base.temporal.records import (
-    Record, instant, quoted_fact, read_record, record_quads, record_uri, retraction, supersession,
+    Record, instant, quoted_fact, read_record, record_nquads, record_quads, record_uri, retraction, supersession,
 )
 from tracegraph.schemas.dates import now
 from tracegraph.schemas.ingest import Metadata
-from tracegraph.schemas.rdf import IriTerm, Triple, fact_key, iri
+from tracegraph.base.temporal.query import records_for, slot_values, store_rows
+from tracegraph.schemas.rdf import BlankTerm, IriTerm, Term, Triple, fact_key, iri
 
 _MANY = 100_000
+_SLOTS_PER_QUERY = 200
 
 
 @dataclass(frozen=True)
@@ -45,12 +49,25 @@ class Attribution:
 @dataclass
 class Admission:
     """What to store for one write: `write` (the message's quads, less the facts that lose their slot,
-    plus the history), then `remove` (facts leaving the current graph, and end times replaced)."""
+    plus document times, attributions and records reopened with a new end) and `records` (each new fact
+    record as N-Quads text: a message's facts are many, and text skips building a model per quad), then
+    `remove` (facts leaving the current graph, and end times replaced)."""
 
     write: list[Triple] = field(default_factory=list)
     remove: list[Triple] = field(default_factory=list)
     current: list[Triple] = field(default_factory=list)  # default-graph facts this write makes current
     displaced: list[Triple] = field(default_factory=list)  # facts leaving the current graph
+    records: list[str] = field(default_factory=list)  # the new fact records, as N-Quads text (records.py)
+
+    async def store(self, store: TripleStore, ref: CollectionRef, *, written: bool = False) -> None:
+        """Write the quads and records, then remove what leaves the current graph, so a redelivery after a
+        crash finds the same decisions to make. `written`: the message's default-graph quads are stored
+        already (a bulk load wrote them as they came)."""
+        await store.add(ref, [t for t in self.write if not written or t.g is not DEFAULT_GRAPH])
+        if self.records:
+            await store.add_nquads(ref, "".join(self.records))
+        if self.remove:
+            await store.remove(ref, self.remove)
 
 
 @dataclass
@@ -115,11 +132,11 @@ class HistoryKeeper:
             admission.write += document_quads(meta.root, meta.time or recorded, valid_from)
         incoming: list[Record] = []
         episode = recorded if facts and await self._was_retracted(ref, meta.root) else ""
+        stated, confidence = stated or {}, confidence or {}
         for fact in facts:
-            uri = record_uri(fact, meta.root, episode)
-            holds_from = (stated or {}).get(fact_key(fact)) or valid_from
-            admission.write += record_quads(uri, fact, meta.root, recorded, holds_from,
-                                            (confidence or {}).get(fact_key(fact)))
+            uri, key = record_uri(fact, meta.root, episode), fact_key(fact)
+            holds_from = stated.get(key) or valid_from
+            admission.records.append(record_nquads(uri, fact, meta.root, recorded, holds_from, confidence.get(key)))
             if attribution:
                 admission.write += attribution_quads(uri, attribution)
             incoming.append(Record(uri=uri, fact=fact, document=meta.root, recorded_at=recorded, valid_from=holds_from))
@@ -128,17 +145,23 @@ class HistoryKeeper:
             admission.current = facts
             return admission
         losers: set[str] = set()
-        for s, p in dict.fromkeys((r.fact.s, r.fact.p) for r in contested):
-            slot = await self._decide(ref, s, p, [r for r in contested if (r.fact.s, r.fact.p) == (s, p)],
-                                      at=recorded)  # learned when the superseding document was
+        by_slot: dict[tuple[str, str], list[Record]] = {}
+        for r in contested:
+            by_slot.setdefault((str(r.fact.s), str(r.fact.p)), []).append(r)
+        history = await self._slots_records(ref, [(rs[0].fact.s, rs[0].fact.p) for rs in by_slot.values()])
+        for key, records in by_slot.items():
+            s, p = records[0].fact.s, records[0].fact.p
+            slot = await self._decide(ref, s, p, records, at=recorded,  # learned when the superseding document was
+                                      history=history.get(key))
             admission.write += slot.write
             admission.remove += slot.remove
             admission.displaced += [f for f in slot.losers]
             losers |= {fact_key(f) for f in slot.losers}
-        admission.write = [t for t in admission.write if t.g is not DEFAULT_GRAPH or fact_key(t) not in losers]
-        admission.current = [f for f in facts if fact_key(f) not in losers]
-        admission.remove = [t for t in admission.remove if t.g is not DEFAULT_GRAPH or fact_key(t) not in
-                            {fact_key(c) for c in admission.current}]
+        if losers:
+            admission.write = [t for t in admission.write if t.g is not DEFAULT_GRAPH or fact_key(t) not in losers]
+        admission.current = [f for f in facts if fact_key(f) not in losers] if losers else facts
+        current = {fact_key(c) for c in admission.current}
+        admission.remove = [t for t in admission.remove if t.g is not DEFAULT_GRAPH or fact_key(t) not in current]
         return admission
 
     async def retract(self, ref: CollectionRef, document: str, at: str | None = None) -> Admission:
@@ -149,8 +172,10 @@ class HistoryKeeper:
         records = [r for r in await self._records_stated_in(ref, document) if r.active]
         result.write += [retraction(r.uri, at) for r in records]
         slots = dict.fromkeys((r.fact.s, r.fact.p) for r in records if r.fact.p.iri in self.functional)
+        history = await self._slots_records(ref, list(slots))
         for s, p in slots:
-            slot = await self._decide(ref, s, p, [], retired={r.uri for r in records}, at=at)
+            slot = await self._decide(ref, s, p, [], retired={r.uri for r in records}, at=at,
+                                      history=history.get((str(s), str(p))))
             result.write += slot.write
             result.remove += slot.remove
             result.current += slot.winners
@@ -188,13 +213,32 @@ class HistoryKeeper:
                     records.append(record)
         return records
 
+    async def _slots_records(self, ref: CollectionRef, slots: Sequence[tuple[Term, IriTerm]]
+                             ) -> dict[tuple[str, str], list[Record]]:
+        """`_slot_records` of many slots in two queries per batch. A slot missing from the answer is read
+        by pattern lookups in `_decide`: a blank subject (a query cannot name it), or every slot on an
+        engine without SPARQL (Cassandra)."""
+        named = [(s, p) for s, p in slots if not isinstance(s, BlankTerm)]
+        found: dict[tuple[str, str], list[Record]] = {(str(s), str(p)): [] for s, p in named}
+        rows = store_rows(self.store, ref)
+        try:
+            for i in range(0, len(named), _SLOTS_PER_QUERY):
+                facts = await slot_values(rows, named[i:i + _SLOTS_PER_QUERY])
+                for records in (await records_for(rows, facts)).values() if facts else ():
+                    for record in records:
+                        found[(str(record.fact.s), str(record.fact.p))].append(record)
+        except QueryError:
+            return {}
+        return found
+
     async def _decide(self, ref: CollectionRef, s, p, incoming: Iterable[Record],
-                      retired: set[str] = frozenset(), at: str | None = None) -> _Slot:
+                      retired: set[str] = frozenset(), at: str | None = None,
+                      history: list[Record] | None = None) -> _Slot:
         """The value with the latest valid-from wins the slot, with any value valid from the same instant
         ("Ann and Bo lead Tax" holds both); every other active record ends where the next different value
         begins. A record whose end must change is not edited: it is retracted and a new record (an episode)
         carries the new end, so the graph as known earlier stays answerable."""
-        known = {r.uri: r for r in await self._slot_records(ref, s, p)}
+        known = {r.uri: r for r in (await self._slot_records(ref, s, p) if history is None else history)}
         known.update({r.uri: r for r in incoming if r.uri not in known})
         active = sorted((r for r in known.values() if r.active and r.uri not in retired),
                         key=lambda r: (r.valid_from, r.recorded_at, r.uri))

@@ -12,9 +12,10 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from tracegraph.base.provenance.vocab import RDF, TG
-from tracegraph.base.stores.protocol import HISTORY_FACTS_GRAPH, HISTORY_GRAPH
+from tracegraph.base.stores.protocol import HISTORY_FACTS_GRAPH, HISTORY_GRAPH, CollectionRef, TripleStore
+from tracegraph.base.temporal.nquads import term_nt
 from tracegraph.base.temporal.records import Record, quoted_fact, read_record
-from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Term, Triple, TripleTerm, fact_key
+from tracegraph.schemas.rdf import IriTerm, Term, Triple, TripleTerm, fact_key
 
 Rows = Callable[[str, int], Awaitable[Sequence[Mapping[str, Term]]]]  # (SELECT query, row limit) -> rows
 MAX_RECORD_ROWS = 200_000
@@ -22,15 +23,8 @@ _BATCH = 200  # facts per VALUES block
 
 
 def sparql_term(term: Term) -> str:
-    """A term in SPARQL syntax (RDF 1.2 triple terms as `<<( s p o )>>`)."""
-    if isinstance(term, TripleTerm):
-        t = term.triple
-        return f"<<( {sparql_term(t.s)} {sparql_term(t.p)} {sparql_term(t.o)} )>>"
-    if isinstance(term, LiteralTerm):
-        text = (term.value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\r", "\\r"))
-        suffix = f"@{term.language}" if term.language else (f"^^<{term.datatype}>" if term.datatype else "")
-        return f'"{text}"{suffix}'
-    return str(term)
+    """A term in SPARQL syntax (RDF 1.2 triple terms as `<<( s p o )>>`): its N-Triples text."""
+    return term_nt(term)
 
 
 def _instant(value: str) -> str:
@@ -45,6 +39,23 @@ def _records(rows: Sequence[Mapping[str, Term]]) -> list[Record]:
         if isinstance(r, IriTerm) and isinstance(p, IriTerm) and v is not None:
             quads[r.iri].append(Triple(s=r, p=p, o=v))
     return [rec for uri, qs in quads.items() if (rec := read_record(uri, qs)) is not None]
+
+
+def store_rows(store: TripleStore, ref: CollectionRef) -> Rows:
+    """Rows from a collection's own store (the triples processor; retrieval reads over the bus)."""
+    async def rows(sparql: str, limit: int):
+        return (await store.query(ref, sparql, limit=limit)).rows
+    return rows
+
+
+async def slot_values(rows: Rows, slots: Sequence[tuple[Term, Term]]) -> list[Triple]:
+    """Every value these (subject, predicate) slots ever had (the history-facts graph), in one round trip;
+    `records_for` then reads their records (two index lookups: a join through the triple term is slower)."""
+    values = " ".join(f"({sparql_term(s)} {sparql_term(p)})" for s, p in slots)
+    found = await rows(f"SELECT ?s ?sp ?o WHERE {{ VALUES (?s ?sp) {{ {values} }} "
+                       f"GRAPH <{HISTORY_FACTS_GRAPH}> {{ ?s ?sp ?o }} }}", MAX_RECORD_ROWS)
+    return [Triple(s=row["s"], p=row["sp"], o=row["o"]) for row in found
+            if isinstance(row.get("sp"), IriTerm) and row.get("s") is not None and row.get("o") is not None]
 
 
 async def records_for(rows: Rows, facts: Sequence[Triple]) -> dict[str, list[Record]]:

@@ -9,6 +9,8 @@ Records live in the history graph, beside the current (default) graph that queri
 The fact itself is also kept in the history-facts graph, so an answer as of an earlier date can walk
 the graph as it stood. A record's IRI is derived from (fact, document, recorded time): processing the
 same document again writes the same quads, and re-adding a removed document starts a new record.
+A new record is built as N-Quads text (`record_nquads`), so admitting a message's facts builds no
+model object per quad; the quads stored are the same as when they were built as models.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from dataclasses import dataclass
 from tracegraph.base.provenance.uris import fact_record_uri
 from tracegraph.base.provenance.vocab import RDF, TG, XSD
 from tracegraph.base.stores.protocol import HISTORY_FACTS_GRAPH, HISTORY_GRAPH
+from tracegraph.base.stores.terms import read_nquads
+from tracegraph.base.temporal.nquads import literal_nt, quad_line, term_nt
 from tracegraph.schemas.rdf import IriTerm, LiteralTerm, Term, Triple, TripleTerm, fact_key, iri, literal
 
 
@@ -42,16 +46,31 @@ def _h(s: Term, p: IriTerm, o: Term) -> Triple:
     return Triple(s=s, p=p, o=o, g=HISTORY_GRAPH)
 
 
+_REIFIES, _STATED_IN, _RECORDED_AT, _VALID_FROM, _CONFIDENCE = (
+    f"<{t.iri}>" for t in (RDF.reifies, TG.statedIn, TG.recordedAt, TG.validFrom, TG.extractionConfidence))
+
+
+def instant_nt(value: str) -> str:
+    return literal_nt(value, XSD.dateTime.iri)
+
+
+def record_nquads(record: str, fact: Triple, document: str, recorded_at: str, valid_from: str,
+                  confidence: float | None = None) -> str:
+    """The N-Quads lines of a new record, and of the fact in the history-facts graph: the one definition
+    of a record's quads (admission writes the text as it is; `record_quads` reads it back)."""
+    r, spo = f"<{record}>", f"{term_nt(fact.s)} {term_nt(fact.p)} {term_nt(fact.o)}"
+    lines = [quad_line(r, _REIFIES, f"<<( {spo} )>>", HISTORY_GRAPH), quad_line(r, _STATED_IN, f"<{document}>", HISTORY_GRAPH),
+             quad_line(r, _RECORDED_AT, instant_nt(recorded_at), HISTORY_GRAPH),
+             quad_line(r, _VALID_FROM, instant_nt(valid_from), HISTORY_GRAPH), f"{spo} <{HISTORY_FACTS_GRAPH}> .\n"]
+    if confidence is not None:
+        lines.append(quad_line(r, _CONFIDENCE, literal_nt(f"{confidence:.3f}", XSD.decimal.iri), HISTORY_GRAPH))
+    return "".join(lines)
+
+
 def record_quads(record: str, fact: Triple, document: str, recorded_at: str, valid_from: str,
                  confidence: float | None = None) -> list[Triple]:
-    """The quads of a new record, and the fact in the history-facts graph."""
-    r = iri(record)
-    quads = [_h(r, RDF.reifies, quoted_fact(fact)), _h(r, TG.statedIn, iri(document)),
-             _h(r, TG.recordedAt, instant(recorded_at)), _h(r, TG.validFrom, instant(valid_from)),
-             bare(fact).model_copy(update={"g": HISTORY_FACTS_GRAPH})]
-    if confidence is not None:
-        quads.append(_h(r, TG.extractionConfidence, literal(f"{confidence:.3f}", XSD.decimal.iri)))
-    return quads
+    """The quads of a new record, and the fact in the history-facts graph, as wire triples."""
+    return read_nquads(record_nquads(record, fact, document, recorded_at, valid_from, confidence))
 
 
 def retraction(record: str, at: str) -> Triple:

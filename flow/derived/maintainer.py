@@ -89,7 +89,7 @@ class DerivedIndexProcessor(FlowProcessor):
     triples = Client("triples", TriplesQueryRequest, TriplesQueryResponse)
     sparql = Client("sparql", SparqlQueryRequest, SparqlQueryResponse)
     edit = Client("edit", GraphEditRequest, GraphEditResponse)
-    embeddings = Client("embeddings", EmbeddingsRequest, EmbeddingsResponse)
+    embeddings = Client("embeddings", EmbeddingsRequest, EmbeddingsResponse, priority="bulk")  # background
     completion = Client("text-completion", TextCompletionRequest, TextCompletionResponse)
 
     async def start(self) -> None:

@@ -4,10 +4,13 @@ service's `raptor` strategy.
 Passages (chunks) are clustered recursively into clusters, domains and one overview, each node
 summarised from its children (the LLM when configured, else offline extracts; each says which).
 When documents are added or removed (the graph updates name their chunks) only the branches that
-hold those passages are changed and re-summarised, up to the root; the rest stays as stored."""
+hold those passages are changed, up to the root, within a summary budget per batch; the rest stays
+as stored. A passage's vector is the one document-embeddings stored for its chunk: the embeddings
+service is asked only for chunks the vector store does not hold (yet)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from collections.abc import AsyncIterator, Sequence
@@ -17,7 +20,8 @@ import numpy as np
 from tracegraph.base.provenance.query import now
 from tracegraph.base.raptor import tree as rt
 from tracegraph.base.raptor.rdf import build_triples, read_tree, tree_triples
-from tracegraph.base.retrieval.passage_graph import PASSAGES_QUERY
+from tracegraph.base.retrieval.passage_graph import PASSAGES_QUERY, passages_query
+from tracegraph.base.retrieval.tools import RetrievedChunk
 from tracegraph.base.errors import TransientError
 from tracegraph.base.flow import Flow
 from tracegraph.base.specs import Client, Consumer
@@ -32,6 +36,7 @@ from tracegraph.schemas.search import GraphUpdate
 
 log = logging.getLogger(__name__)
 NODE_PREFIX = "urn:trustgraph:raptor:"
+RECORDED_PER_QUERY = 500  # chunk IRIs one bound SPARQL query names
 
 
 def build_uri() -> str:
@@ -44,7 +49,7 @@ class RaptorProcessor(DerivedIndexProcessor):
 
     name = "raptor"
     graph = RAPTOR_GRAPH
-    document_embeddings = Client("document-embeddings", VectorQueryRequest, VectorQueryResponse)
+    document_embeddings = Client("document-embeddings", VectorQueryRequest, VectorQueryResponse, priority="bulk")
     chunks = Consumer("chunks", TextChunk, prefetch=64)
 
     async def start(self) -> None:
@@ -72,7 +77,7 @@ class RaptorProcessor(DerivedIndexProcessor):
             mode = "full"
             current = set(placed_passages(self.trees[scope][0]))  # every recorded passage
         else:
-            current = set(await self._passage_list(tools))
+            current = await self._recorded(tools, [*changes.arrived, *changes.passages])
             mode = await self._refresh_incrementally(tools, scope, tree, built_by, current, changes)
         waiting = sorted(p for p in changes.arrived if p not in current)
         if waiting:
@@ -110,17 +115,48 @@ class RaptorProcessor(DerivedIndexProcessor):
             changes_made.append(await rt.add(tree, passages, summariser, self.params))
         removed = set().union(*(c.removed for c in changes_made))
         changed = set().union(*(c.changed for c in changes_made)) - removed
+        await self._store(tools, scope, tree, built_by, changed, removed, started, len(passages) + len(left))
+        log.info("raptor: %s/%s: %d passage(s) added, %d removed; %d node(s) rewritten, %d dropped, %d summaries "
+                 "waiting", *scope, len(passages), len(left), len(changed), len(removed), len(tree.stale))
+
+    async def _store(self, tools, scope: Scope, tree: rt.Tree, built_by: dict[str, str], changed: set[str],
+                     removed: set[str], started: str, passage_count: int) -> None:
+        """Rewrite the changed nodes and drop the removed ones, as one incremental tg:RaptorBuild."""
         build = build_uri()
         written = {n: build for n in changed}
         built_by = {n: b for n, b in {**built_by, **written}.items() if n in tree.nodes}
         stale = set(self.trees[scope][1].values()) - set(built_by.values())
-        add = [*build_triples(build, self.params, "incremental", started, now(), len(passages) + len(left)),
+        add = [*build_triples(build, self.params, "incremental", started, now(), passage_count),
                *tree_triples(tree, build, changed)]
         await self.save(tools, drop=[*changed, *removed, *stale], add=add)
         self.trees[scope] = (tree, built_by)
         self.runs[scope].method = summary_methods(tree.nodes[n].method for n in changed if n in tree.nodes)
-        log.info("raptor: %s/%s: %d passage(s) added, %d removed; %d node(s) rewritten, %d dropped", *scope,
-                 len(passages), len(left), len(changed), len(removed))
+
+    async def reconcile(self, flow: Flow, scope: Scope) -> Coverage:
+        """As every derived structure, then the summaries the batches' budgets left waiting."""
+        coverage = await super().reconcile(flow, scope)
+        await self.catch_up(self.tools(flow, scope), scope)
+        return coverage
+
+    async def catch_up(self, tools, scope: Scope) -> int:
+        """Write the waiting summaries (`Tree.stale`) in budget-sized steps, each stored on its own
+        and the lock let go between them, so that new passages are not held up; returns how many."""
+        done = 0
+        while True:
+            async with self._locks[scope]:
+                tree, built_by = self.trees.get(scope, (None, {}))
+                if tree is None or not tree.stale:
+                    return done
+                started = now()
+                written = await rt.summarise_stale(tree, rt.LlmSummariser(tools.complete), self.params,
+                                                   self.params.summary_budget(self.params.min_summaries))
+                try:
+                    await self._store(tools, scope, tree, built_by, written, set(), started, 0)
+                except BaseException:
+                    self.trees.pop(scope, None)
+                    raise
+                done += len(written)
+            await asyncio.sleep(0)
 
     async def rebuild(self, tools, scope: Scope) -> AsyncIterator[str]:
         async for line in self._full(tools, scope):
@@ -155,17 +191,40 @@ class RaptorProcessor(DerivedIndexProcessor):
         result = await tools.sparql(PASSAGES_QUERY, limit=MAX_ROWS, timeout=120)
         return list(dict.fromkeys(row["chunk"].iri for row in result.bindings if "chunk" in row))
 
-    async def _passages(self, tools, uris: Sequence[str]) -> list[rt.Passage]:
-        """Passages whose text the vector store holds, embedded."""
-        found = [c for c in await tools.chunks(uris) if c.text]
-        return await self._embedded(tools, [(c.uri, c.text, c.document) for c in found])
+    async def _recorded(self, tools, uris: Sequence[str]) -> set[str]:
+        """Those of `uris` the source graph records as chunks: a query bound to them, not a scan of
+        every passage, so a batch costs what it names."""
+        wanted = list(dict.fromkeys(uris))
+        found: set[str] = set()
+        for start in range(0, len(wanted), RECORDED_PER_QUERY):
+            part = wanted[start:start + RECORDED_PER_QUERY]
+            result = await tools.sparql(passages_query(part), limit=len(part) * 4, timeout=120)
+            found.update(row["chunk"].iri for row in result.bindings if "chunk" in row)
+        return found & set(wanted)
 
-    async def _embedded(self, tools, items: Sequence[TextChunk | tuple[str, str, str | None]]) -> list[rt.Passage]:
-        """(chunk IRI, text, document) or chunks, as unit-length embedded passages."""
-        rows = [(i.metadata.id, i.text, i.document) if isinstance(i, TextChunk) else i for i in items]
-        if not rows:
+    async def _passages(self, tools, uris: Sequence[str]) -> list[rt.Passage]:
+        """Passages whose text the vector store holds, with the vectors stored beside it."""
+        found = [c for c in await tools.chunks(uris, with_vectors=True) if c.text]
+        return await self._embedded(tools, found)
+
+    async def _embedded(self, tools, items: Sequence[TextChunk | RetrievedChunk]) -> list[rt.Passage]:
+        """Chunks as unit-length passages: a vector the vector store holds is reused; only chunks it
+        lacks (not indexed yet, or failed there) are sent to the embeddings service."""
+        if not items:
             return []
-        vectors = np.asarray(await tools.embed([text for _, text, _ in rows]), dtype=np.float32)
+        rows = [(i.metadata.id, i.text, i.document) if isinstance(i, TextChunk) else (i.uri, i.text, i.document)
+                for i in items]
+        vector_of = {i.uri: i.vector for i in items if isinstance(i, RetrievedChunk) and i.vector is not None}
+        asked = [i.metadata.id for i in items if isinstance(i, TextChunk)]  # the others came from the store
+        if asked:
+            vector_of.update({c.uri: c.vector for c in await tools.chunks(asked, with_vectors=True)
+                              if c.vector is not None})
+        missing = [(uri, text) for uri, text, _ in rows if uri not in vector_of]
+        if missing:
+            vector_of.update(zip([uri for uri, _ in missing], await tools.embed([text for _, text in missing])))
+        log.debug("raptor: %d chunk vector(s) reused from the vector store, %d embedded",
+                  len(rows) - len(missing), len(missing))
+        vectors = np.asarray([vector_of[uri] for uri, _, _ in rows], dtype=np.float32)
         vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
         return [rt.Passage(uri, text, v, document) for (uri, text, document), v in zip(rows, vectors)]
 

@@ -6,7 +6,8 @@ TrustGraph's shapes, plus the OpenAPI document and the live trace viewer.
 the short routes `POST /api/v1/{search|sparql|review}?flow=` and, with a query string for a body,
 `GET /api/v1/{temporal|review}` (see `query_routes`). The architecture routes `GET
 /api/v1/{ownership|dependencies|memory}/{entity}` and `POST /api/v1/intent-check` answer 404 for an
-unknown entity and 400 for a bad parameter.
+unknown entity and 400 for a bad parameter. `GET /api/v1/processing?flow=` counts the messages waiting
+at each stage queue of a flow (see `processing`).
 Service errors come back as HTTP 200 with `{"error": {"type", "message"}}`, as upstream clients
 expect; the gateway's own refusals and failures below it use 4xx/5xx with the same body (see
 `limits` and `refusals`). Every request is bound to the caller's user (see `tenancy`).
@@ -33,10 +34,12 @@ from tracegraph.flow.gateway.auth import Authenticator, Identity
 from tracegraph.flow.gateway.dispatch import Dispatcher
 from tracegraph.flow.gateway.limits import MAX_JSON_DEPTH, parse_json
 from tracegraph.flow.gateway.openapi import openapi_document
+from tracegraph.flow.gateway.processing import stage_backlogs
 from tracegraph.flow.gateway.query_routes import ENTITY_ROUTES, INTENT_ROUTE, QUERY_ROUTES
 from tracegraph.flow.gateway.refusals import GatewayError, error_body, failure_of, retry_after
 from tracegraph.flow.gateway.services import DEFAULT_FLOW, GLOBAL_SERVICES, SHORTCUTS
 from tracegraph.flow.gateway.socket import response_json, serve_socket
+from tracegraph.schemas.config import ConfigRequest
 from tracegraph.schemas.fields import max_question_bytes
 
 log = logging.getLogger(__name__)
@@ -132,6 +135,7 @@ class GatewayProcessor(InterfaceUser):
         for kind in ENTITY_ROUTES:
             app.router.add_get(f"/api/v1/{kind}/{{entity:.+}}", self._entity_route)
         app.router.add_post(f"/api/v1/{INTENT_ROUTE}", self._intent_check)
+        app.router.add_get("/api/v1/processing", self._processing)
         app.router.add_post("/api/v1/{kind}", self._global_service)
         app.router.add_get("/viewer", self._viewer_home)
         app.router.add_get("/viewer/{name:[a-z.]*}", self._viewer_file)
@@ -261,6 +265,17 @@ class GatewayProcessor(InterfaceUser):
             raise GatewayError(400, "bad-request", "the body must be a JSON object with change and work-item")
         return await self._architecture(request, request.query.get("flow", DEFAULT_FLOW),
                                         {**body, "operation": "intent-check"})
+
+    async def _processing(self, request: web.Request) -> web.Response:
+        """`GET /api/v1/processing?flow=F`: the messages waiting at each stage queue of the flow."""
+        flow = request.query.get("flow", DEFAULT_FLOW)
+        config = await self.global_client("config")
+        bound = (await config.request(ConfigRequest(operation="getvalues", type="active-flow"))).values or []
+        try:
+            stages = await stage_backlogs(self.backend, {value.key: value.value for value in bound}, flow)
+        except ConfigError as exc:
+            raise GatewayError(404, "unknown-flow", str(exc)) from None
+        return web.json_response({"flow": flow, "stages": stages})
 
     async def _architecture(self, request: web.Request, flow: str, body: dict) -> web.StreamResponse:
         client, message = await self.dispatcher.open("architecture", flow, body, request[IDENTITY])

@@ -165,6 +165,11 @@ def openapi_document() -> dict[str, Any]:
         op = _operation(f"publish one {kind} message into the flow", message, None, "imports")
         op["parameters"] = [FLOW_PARAMETER]
         paths[f"/api/v1/flow/{{flow}}/import/{kind}"] = {"post": op}
+    paths["/api/v1/processing"] = {"get": {
+        "summary": "messages waiting at each stage queue of ?flow= (null where the bus cannot count)",
+        "tags": ["meta"], "parameters": [{"name": "flow", "in": "query", "schema": {"type": "string"}}],
+        "responses": {"200": {"description": '{"flow", "stages": [{"queue", "processor", "waiting", "consumers"}]}'},
+                      "404": {"description": "no such flow"}}}}
     paths["/api/v1/health"] = {"get": {"summary": "liveness, config version and running flows", "tags": ["meta"],
                                        "security": [], "responses": {"200": {"description": "ok"}}}}
     components: dict[str, Any] = {"GatewayError": _error_schema()}

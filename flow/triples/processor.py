@@ -124,9 +124,7 @@ class TriplesProcessor(FlowProcessor):
             return Admission(write=triples, current=_in_default_graph(triples))
         async with self.history.writing(ref):
             admission = await self.history.admit(ref, meta, triples, confidence, stated=stated, **attribution)
-            await self.store.add(ref, admission.write)
-            if admission.remove:
-                await self.store.remove(ref, admission.remove)
+            await admission.store(self.store, ref)
         return admission
 
     async def announce(self, flow: Flow, updates: list[GraphUpdate]) -> None:
@@ -183,9 +181,7 @@ class TriplesProcessor(FlowProcessor):
         if self.history is not None:
             async with self.history.writing(_ref(message.metadata)):
                 admission = await self.history.admit(_ref(message.metadata), message.metadata, quads)
-                await self.store.add(_ref(message.metadata), [t for t in admission.write if t.g is not None])
-                if admission.remove:
-                    await self.store.remove(_ref(message.metadata), admission.remove)
+                await admission.store(self.store, _ref(message.metadata), written=True)
             displaced = admission.displaced
         await self.announce(flow, graph_updates(message.metadata, added=_in_default_graph(quads),
                                                 removed=displaced, passages=new_passages(quads)))

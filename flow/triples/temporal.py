@@ -8,16 +8,10 @@ from collections.abc import Sequence
 from tracegraph.base.provenance.vocab import RDFS, TG
 from tracegraph.base.stores.protocol import DEFAULT_GRAPH, HISTORY_FACTS_GRAPH, HISTORY_GRAPH, CollectionRef, TripleStore
 from tracegraph.base.temporal import query
-from tracegraph.base.temporal.query import Change, FactState
+from tracegraph.base.temporal.query import Change, FactState, store_rows
 from tracegraph.schemas.dates import now
 from tracegraph.schemas.rdf import IriTerm, iri
 from tracegraph.schemas.temporal import TemporalChange, TemporalFact, TemporalRequest, TemporalResponse
-
-
-def store_rows(store: TripleStore, ref: CollectionRef) -> query.Rows:
-    async def rows(sparql: str, limit: int):
-        return (await store.query(ref, sparql, limit=limit)).rows
-    return rows
 
 
 async def _superseders(store: TripleStore, ref: CollectionRef, states: Sequence[FactState]) -> dict[str, str]:

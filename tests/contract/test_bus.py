@@ -58,6 +58,19 @@ async def test_persistent_topic_keeps_messages_while_no_consumer_is_present(conn
     assert d.body == b"while-away"
 
 
+async def test_request_topic_keeps_a_request_for_a_restarting_service_until_its_ttl(connect):
+    bus = await connect()
+    requests = Topic.parse(f"non-persistent://tg/request/{unique('away')}:default")
+    async with bus.subscribe(requests, "service"):
+        pass  # the service ran once, and is now restarting
+    await bus.publish(requests, b"expired", {}, ttl=0.3)
+    await bus.publish(requests, b"still-wanted", {}, ttl=60)
+    await asyncio.sleep(0.6)
+    async with bus.subscribe(requests, "service") as deliveries:
+        [d] = await take(deliveries, 1)
+    assert d.body == b"still-wanted", "the request whose caller gave up is dropped, the other is kept"
+
+
 async def test_fan_out_gives_each_subscription_every_message(connect):
     bus = await connect()
     topic = flow_topic()

@@ -305,6 +305,16 @@ async def test_get_returns_stored_payloads_in_the_order_asked(store, new_ref):
     assert await store.get(new_ref("empty"), "chunk", ["urn:chunk:a"]) == []
 
 
+async def test_get_brings_the_stored_vectors_when_asked(store, new_ref):
+    """What the RAPTOR tree reads instead of embedding every chunk a second time."""
+    ref = new_ref()
+    await store.upsert(ref, "chunk", [VectorItem("urn:chunk:a", [0.6, 0.8], {"text": "alpha"}),
+                                      VectorItem("urn:chunk:b", [0.0, 1.0], {"text": "beta"})])
+    hits = await store.get(ref, "chunk", ["urn:chunk:a", "urn:chunk:b"], with_vectors=True)
+    assert [h.id for h in hits] == ["urn:chunk:a", "urn:chunk:b"]
+    assert np.allclose([list(h.vector) for h in hits], [[0.6, 0.8], [0.0, 1.0]], atol=1e-6)
+    assert all(h.vector is None for h in await store.get(ref, "chunk", ["urn:chunk:a"]))
+
 # The ANN store only: persistence, recovery after SIGKILL, its HNSW recall, and the folder lock.
 
 def clustered(count: int, dim: int, seed: int, clusters: int = 40) -> np.ndarray:

@@ -11,6 +11,7 @@ import pytest
 from aiohttp import web
 
 from support.procs import tg_async
+from support.local_http import served
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -37,14 +38,8 @@ async def dropping_gateway(lines_before_drop: int) -> AsyncIterator[str]:
 
     app = web.Application()
     app.router.add_post("/api/v1/flow/{flow}/service/{kind}", answer)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    try:
-        yield f"http://127.0.0.1:{runner.addresses[0][1]}/"
-    finally:
-        await runner.cleanup()
+    async with served(app) as url:
+        yield f"{url}/"
 
 
 @pytest.mark.parametrize("command", COMMANDS, ids=[c[0] for c in COMMANDS])

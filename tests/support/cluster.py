@@ -23,8 +23,9 @@ OUTSIDE_FLOWS = {"config", "librarian"}  # services on fixed topics: started is 
 class Cluster:
     """The processes of `PROCESSES`, each logging to its own file under `logs`."""
 
-    def __init__(self, url: str, data_dir: Path, logs: Path, users: int = 16, **settings: str) -> None:
-        self.url, self.data_dir, self.logs = url, data_dir, logs
+    def __init__(self, url: str, data_dir: Path, logs: Path, users: int = 16, pubsub: str = "rabbitmq",
+                 **settings: str) -> None:
+        self.url, self.data_dir, self.logs, self.pubsub = url, data_dir, logs, pubsub
         self.port = free_port()
         self.gateway = f"http://127.0.0.1:{self.port}/"
         # One user per scenario: the same documents, with the same ids, into a store of its own.
@@ -43,7 +44,7 @@ class Cluster:
     def start(self, name: str) -> None:
         """Start `name`, appending to its log (a restart continues the same file)."""
         self.starts[name] = self.starts.get(name, 0) + 1
-        args = [str(BIN / "tg-processor"), name, "--pubsub", "rabbitmq", "--pubsub-url", self.url,
+        args = [str(BIN / "tg-processor"), name, "--pubsub", self.pubsub, "--pubsub-url", self.url,
                 "--data-dir", str(self.data_dir)]
         if name == "gateway":
             args += ["--gateway-port", str(self.port)]

@@ -41,6 +41,7 @@ from tracegraph.schemas.architecture import (
     Source,
 )
 from tracegraph.schemas.base import Error
+from support.local_http import served
 
 E = "https://trustgraph.ai/e/"
 CATALOG = Source(document="urn:doc:catalog", title="Service catalog", line=12, kind="graph")
@@ -79,15 +80,9 @@ async def gateway() -> AsyncIterator[Gateway]:
 
     app = web.Application()
     app.router.add_route("*", "/api/v1/{tail:.*}", reply)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    stand_in.url = f"http://127.0.0.1:{site._server.sockets[0].getsockname()[1]}/"
-    try:
+    async with served(app) as url:
+        stand_in.url = f"{url}/"
         yield stand_in
-    finally:
-        await runner.cleanup()
 
 
 async def command(main: Callable[[list[str]], int], gateway: Gateway, *args: str,

@@ -30,6 +30,11 @@ SCOPE = ("default", "c")
 TEXTS = {f"urn:chunk:{n}": f"Passage {n} is about topic {n % 3} and nothing else." for n in range(12)}
 
 
+def vector_of(text: str) -> np.ndarray:
+    """What the embeddings service (and so the vector store) would hold for a text."""
+    return np.frombuffer(hashlib.sha256(text.encode()).digest(), dtype=np.uint8).astype(np.float32) - 128
+
+
 @dataclass
 class Reply:
     bindings: list[dict]
@@ -44,6 +49,8 @@ class FakeTools:
     vectors: set[str] = field(default_factory=set)
     user: str = "default"
     collection: str = "c"
+    embedded: list[str] = field(default_factory=list)  # every text sent to the embeddings service
+    lookups: int = 0  # vector-store requests
 
     async def sparql(self, query: str, *, limit: int, timeout: float) -> Reply:
         return Reply([{"chunk": IriTerm(iri=uri)} for uri in sorted(self.recorded)])
@@ -51,12 +58,14 @@ class FakeTools:
     async def match(self, **_: object) -> list:
         return []
 
-    async def chunks(self, uris):
-        return [RetrievedChunk(u, 1.0, TEXTS[u], "urn:doc:1") for u in uris if u in self.vectors]
+    async def chunks(self, uris, with_vectors=False):
+        self.lookups += 1
+        return [RetrievedChunk(u, 1.0, TEXTS[u], "urn:doc:1", vector_of(TEXTS[u]) if with_vectors else None)
+                for u in uris if u in self.vectors]
 
     async def embed(self, texts):
-        return [np.frombuffer(hashlib.sha256(t.encode()).digest(), dtype=np.uint8).astype(np.float32) - 128
-                for t in texts]
+        self.embedded += texts
+        return [vector_of(t) for t in texts]
 
     async def complete(self, system: str, prompt: str):
         raise LlmUnavailable("no LLM in this test")
@@ -116,8 +125,10 @@ async def test_passages_announced_by_a_graph_update_join_from_the_vector_store(r
     tools.recorded = set(uris)
     changes = Changes()
     changes.absorb(GraphUpdate(metadata=Metadata(id="u", root="r", collection="c"), passages=uris[6:]))
+    lookups = tools.lookups
     assert await raptor.refresh(tools, SCOPE, changes) == "incremental"
     assert set(placed_passages(raptor.trees[SCOPE][0])) == set(uris)
+    assert tools.embedded == [] and tools.lookups == lookups + 1, "one vector-store request brings text and vector"
 
 
 async def test_repair_adds_passages_whose_chunks_were_given_up_and_drops_gone_ones(raptor):
@@ -177,6 +188,10 @@ class FactTools(FakeTools):
     async def match(self, g: str | None = None, **_: object) -> list:
         return [] if g else list(self.facts)
 
+    async def around(self, nodes, limit: int) -> list:
+        wanted = set(nodes)
+        return [t for t in self.facts if t.s.iri in wanted or getattr(t.o, "iri", None) in wanted]
+
     async def sparql(self, query: str, *, limit: int, timeout: float):
         raise RemoteError("sparql-error", "no SPARQL here")
 
@@ -202,3 +217,50 @@ async def test_community_repair_places_entities_added_while_its_updates_were_giv
 
     assert await processor.repair(tools, SCOPE, gap) == "incremental"
     assert (await processor.coverage(tools, SCOPE)).complete
+
+
+async def test_raptor_reuses_the_stored_chunk_vectors_and_embeds_only_the_missing(raptor):
+    uris = sorted(TEXTS)
+    tools = FakeTools(recorded=set(uris[:8]), vectors=set(uris[:10]))  # two vectors not stored yet
+    await raptor.refresh(tools, SCOPE, arrivals(*uris[:8]))
+    assert tools.embedded == [], "every chunk of the first build had its vector stored"
+    tools.recorded = set(uris)
+    await raptor.refresh(tools, SCOPE, arrivals(*uris[8:]))
+    assert sorted(tools.embedded) == sorted(TEXTS[u] for u in uris[10:]), "only the two without a stored vector"
+    tree = raptor.trees[SCOPE][0]
+    assert set(placed_passages(tree)) == set(uris)
+    stored = vector_of(TEXTS[uris[0]])
+    assert np.allclose(tree.passages[uris[0]].vector, stored / np.linalg.norm(stored))
+
+
+async def test_an_incremental_refresh_asks_only_about_the_passages_it_names(raptor):
+    uris = sorted(TEXTS)
+    tools = FakeTools(recorded=set(uris[:8]), vectors=set(uris))
+    await raptor.refresh(tools, SCOPE, arrivals(*uris[:8]))
+    tools.recorded = set(uris)
+    asked: list[str] = []
+    answer = tools.sparql
+
+    async def sparql(query, *, limit, timeout):
+        asked.append(query)
+        return await answer(query, limit=limit, timeout=timeout)
+
+    tools.sparql = sparql  # type: ignore[method-assign]
+    await raptor.refresh(tools, SCOPE, arrivals(*uris[8:]))
+    assert len(asked) == 1 and "VALUES ?chunk" in asked[0] and uris[8] in asked[0] and uris[0] not in asked[0]
+
+
+async def test_waiting_summaries_are_caught_up_in_budgeted_steps(raptor):
+    raptor.params = rt.TreeParams(branching=2, max_cluster=3, summaries_per_passage=0.1, min_summaries=1)
+    raptor._locks = defaultdict(asyncio.Lock)
+    uris = sorted(TEXTS)
+    tools = FakeTools(recorded=set(uris[:6]), vectors=set(uris))
+    await raptor.refresh(tools, SCOPE, arrivals(*uris[:6]))
+    tools.recorded = set(uris)
+    await raptor.refresh(tools, SCOPE, arrivals(*uris[6:]))
+    tree = raptor.trees[SCOPE][0]
+    waiting = len(tree.stale)
+    assert waiting > 0, "six passages with a budget of one summary leave some waiting"
+    saves = len(raptor.saved)
+    assert await raptor.catch_up(tools, SCOPE) == waiting
+    assert not tree.stale and len(raptor.saved) - saves == waiting, "one stored step per budget of one"

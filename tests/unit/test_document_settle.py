@@ -72,3 +72,12 @@ def test_a_growing_chunk_count_restarts_the_stability_count():
     assert not state.settled
     state.observe(4, 4)
     assert state.settled
+
+
+async def test_each_poll_tells_how_many_documents_have_settled_for_the_progress_line():
+    api = FakeApi({"urn:doc:a": [(1, 1)], "urn:doc:b": [(2, 0), (2, 1), (2, 2)]}, {})
+    heard: list[tuple[int, int]] = []
+    await settle(api, "default", ["urn:doc:a", "urn:doc:b"], "default", timeout=30,
+                 on_settled=lambda settled, total: heard.append((settled, total)))
+    assert heard[0] == (0, 2) and (1, 2) in heard and heard[-1] == (2, 2)
+    assert [count for count, _ in heard] == sorted(count for count, _ in heard)  # never goes back

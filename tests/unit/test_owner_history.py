@@ -177,9 +177,7 @@ async def rows(tmp_path):
     async def admit(meta: Metadata, triples: list[Triple]) -> None:
         async with keeper.writing(REF):
             admission = await keeper.admit(REF, meta, triples)
-            await store.add(REF, admission.write)
-            if admission.remove:
-                await store.remove(REF, admission.remove)
+            await admission.store(store, REF)
 
     def meta(document: str, date: str, time: str) -> Metadata:
         return Metadata(id=document, root=document, user="alice", collection="arch", time=time, date=date)

@@ -19,7 +19,7 @@ _SAFE = re.compile(r"(persistent|non-persistent)://[A-Za-z0-9_.-]+/[A-Za-z0-9_.-
 
 @pytest.mark.parametrize(("ours", "theirs"), [
     ("persistent://tg/flow/chunk-load:default", "persistent://tg/flow/chunk-load__default"),
-    ("non-persistent://tg/request/graph-rag:default", "non-persistent://tg/request/graph-rag__default"),
+    ("non-persistent://tg/request/graph-rag:default", "persistent://tg/request/graph-rag__default"),
     ("non-persistent://tg/response/config", "non-persistent://tg/response/config"),
     ("persistent://tg/flow/text_load:flow_1", "persistent://tg/flow/text_uload__flow_u1"),
 ])

@@ -20,7 +20,9 @@ from tracegraph.base.raptor.tree import (
     TreeParams,
     add,
     build,
+    nearest_cluster,
     remove,
+    summarise_stale,
     walk,
 )
 from tracegraph.base.stores.protocol import RAPTOR_GRAPH
@@ -259,3 +261,59 @@ async def test_rdf_round_trip_and_add_without_passage_vectors(centres):
                                 "2025-01-01T00:00:01Z", len(passages))
     assert any(t.p == TG.seed and t.o.value == "42" for t in build_facts)
     assert any(t.o == TG.RaptorBuild for t in build_facts)
+
+
+class CountingSummariser(OfflineSummariser):
+    """Offline summaries, counted: what one update's budget allows is visible."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def summarise(self, texts, max_chars):
+        self.calls += 1
+        return await super().summarise(texts, max_chars)
+
+
+async def test_a_batch_writes_at_most_its_summary_budget_and_the_rest_waits(centres):
+    params = TreeParams(summaries_per_passage=1.0, min_summaries=2)
+    passages = corpus(centres)
+    tree = await build(passages, OfflineSummariser(), params)
+    rng = np.random.default_rng(8)
+    extra = [passage(centres, t, 200 + t, rng) for t in range(4)]  # four topics: four branches touched
+    summariser = CountingSummariser()
+    change = await add(tree, extra, summariser, params)
+    assert summariser.calls == params.summary_budget(len(extra)) == 4
+    assert tree.stale, "the ancestors beyond the budget wait"
+    assert all(tree.nodes[n].level > 1 for n in tree.stale), "the clusters holding the new passages go first"
+    assert set(tree.stale) <= change.changed, "their centroids changed, so they are stored even so"
+    written = await summarise_stale(tree, summariser, params, budget=100)
+    assert not tree.stale and written and summariser.calls == 4 + len(written)
+
+
+async def test_a_full_build_and_incremental_batches_both_cover_every_passage(centres):
+    passages = corpus(centres)
+    params = TreeParams(min_summaries=1, summaries_per_passage=0.5)
+    grown = await build(passages[:20], OfflineSummariser(), params)
+    for start in range(20, len(passages), 30):
+        await add(grown, passages[start:start + 30], OfflineSummariser(), params)
+    full = await build(passages, OfflineSummariser(), params)
+    for tree in (grown, full):
+        assert_consistent(tree, {p.uri for p in passages})
+    for tree in (grown, full):  # placement by descent still keeps topics mostly apart
+        assert purity(tree) >= 0.8
+
+
+def purity(tree: Tree) -> float:
+    """The share of passages whose cluster's commonest topic is their own."""
+    kept = 0
+    for node_id in tree.levels[1]:
+        topics = [topic_of(c) for c in tree.nodes[node_id].children]
+        kept += max(topics.count(t) for t in set(topics))
+    return kept / len(tree.parents.keys() - tree.nodes.keys())
+
+
+async def test_the_descent_finds_the_cluster_of_a_passages_topic(centres):
+    tree = await build(corpus(centres), OfflineSummariser(), PARAMS)
+    new = passage(centres, 4, 300, np.random.default_rng(9))
+    cluster = tree.nodes[nearest_cluster(tree, new.vector, beam=1)]
+    assert {topic_of(c) for c in cluster.children} == {4}

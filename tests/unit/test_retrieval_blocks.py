@@ -8,6 +8,7 @@ from tracegraph.base.retrieval.confidence import Support, assess
 from tracegraph.base.retrieval.fusion import reciprocal_rank_fusion
 from tracegraph.base.retrieval.rerank import EndpointReranker
 from tracegraph.base.retrieval.router import parse_route, route_by_rules
+from support.local_http import served
 
 
 def test_rrf_rewards_agreement_over_one_top_rank():
@@ -76,19 +77,12 @@ async def test_endpoint_reranker_reads_a_rerank_reply_in_the_callers_order():
     app = web.Application()
     app.router.add_post("/rerank", rerank)
     app.router.add_post("/broken", broken)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]
-    try:
-        reranker = EndpointReranker(f"http://127.0.0.1:{port}/rerank", "bge-reranker-v2-m3")
+    async with served(app) as url:
+        reranker = EndpointReranker(f"{url}/rerank", "bge-reranker-v2-m3")
         assert await reranker.scores("q", ["a", "b"]) == [0.1, 0.9]
         assert seen["query"] == "q" and seen["documents"] == ["a", "b"] and seen["model"] == "bge-reranker-v2-m3"
         assert "cross-encoder bge-reranker-v2-m3" in reranker.name
         with pytest.raises(TransientError):
-            await EndpointReranker(f"http://127.0.0.1:{port}/broken", "m").scores("q", ["a"])
+            await EndpointReranker(f"{url}/broken", "m").scores("q", ["a"])
         with pytest.raises((RemoteError, TransientError)):
-            await EndpointReranker(f"http://127.0.0.1:{port}/missing", "m").scores("q", ["a"])
-    finally:
-        await runner.cleanup()
+            await EndpointReranker(f"{url}/missing", "m").scores("q", ["a"])
