@@ -9,6 +9,7 @@ import signal
 
 import pytest
 
+from tracegraph.flow.kg_extract.processor import KnowledgeExtractor
 from support.ingest import CORPUS, ingest_stack
 from support.procs import BIN, tg_async
 
@@ -35,13 +36,22 @@ async def test_kind_declares_the_kind_of_a_file_whose_name_tells_none(tmp_path):
         assert "text/x-adr" in row.split()
 
 
-async def test_ctrl_c_while_waiting_says_that_extraction_goes_on_in_the_server(tmp_path):
+async def test_ctrl_c_while_waiting_says_that_extraction_goes_on_in_the_server(tmp_path, monkeypatch):
+    extracting = asyncio.Event()
+
+    async def extract_until_cancelled(processor, chunk, flow) -> None:
+        """Extraction held, so the wait cannot finish before Ctrl-C however fast the machine is."""
+        extracting.set()
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(KnowledgeExtractor.input, "run", extract_until_cancelled)
     async with ingest_stack(tmp_path / "data") as (api, _):
         loader = await asyncio.create_subprocess_exec(
             str(BIN / "tg-load-text"), "-u", api.url, str(CORPUS / "helios-grid.md"), "--wait",
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=os.environ.copy())
         submitted = (await asyncio.wait_for(loader.stdout.readline(), 60)).decode()
         assert "→ flow default" in submitted, submitted
+        await asyncio.wait_for(extracting.wait(), 60)
         loader.send_signal(signal.SIGINT)
         out, err = await asyncio.wait_for(loader.communicate(), 60)
         assert loader.returncode == 130, err

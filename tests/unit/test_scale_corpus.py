@@ -29,7 +29,8 @@ def test_the_same_count_gives_the_same_passages_without_repeats():
 
 def test_a_modest_count_mixes_every_source_and_labels_it():
     built = corpus.build(600)
-    assert set(corpus.counts(built)) == {"stdlib", "debian", "multihop"}
+    beside = {"multihop"} if corpus.MULTIHOP.is_dir() else set()  # the public samples sit beside the repo
+    assert set(corpus.counts(built)) == {"stdlib", "debian"} | beside
     assert all(p.title and p.subject and len(p.text) >= corpus.MIN_CHARS for p in built)
 
 
