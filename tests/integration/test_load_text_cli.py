@@ -36,6 +36,12 @@ async def test_kind_declares_the_kind_of_a_file_whose_name_tells_none(tmp_path):
         assert "text/x-adr" in row.split()
 
 
+def _ctrl_c_as_at_a_terminal() -> None:
+    """A test run started in the background (CI) ignores SIGINT, and its children inherit that; a user's
+    terminal does not."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 async def test_ctrl_c_while_waiting_says_that_extraction_goes_on_in_the_server(tmp_path, monkeypatch):
     extracting = asyncio.Event()
 
@@ -48,7 +54,8 @@ async def test_ctrl_c_while_waiting_says_that_extraction_goes_on_in_the_server(t
     async with ingest_stack(tmp_path / "data") as (api, _):
         loader = await asyncio.create_subprocess_exec(
             str(BIN / "tg-load-text"), "-u", api.url, str(CORPUS / "helios-grid.md"), "--wait",
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=os.environ.copy())
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=os.environ.copy(),
+            preexec_fn=_ctrl_c_as_at_a_terminal)
         submitted = (await asyncio.wait_for(loader.stdout.readline(), 60)).decode()
         assert "→ flow default" in submitted, submitted
         await asyncio.wait_for(extracting.wait(), 60)
